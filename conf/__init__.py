@@ -1,0 +1,1 @@
+"""Hydra configuration of bleu-harness (shipped as the package ``harness.conf``)."""

@@ -1,0 +1,208 @@
+"""MLflow: one experiment per experiment config, a parent run per job, a nested run per system x refset x variant.
+
+``mlflow`` is imported lazily (inside functions): ``harness-score``, config validation and pure scoring never
+pay its ~1-2 s import. The default store is a SQLite file under ``runs/`` given as an *absolute* URI, with
+artifacts in ``runs/mlartifacts`` (never ``./mlruns``, never relative to a changing working directory). The
+database and the experiment are created once by the launching process (:class:`PrepareStoreCallback`), so
+parallel jobs never race on the schema migration. Parquet stays the system of record: if tracking fails, the
+tables are already written, ``tracking_pending.json`` records what is missing, and ``harness`` can be rerun.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import os
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from hydra.experimental.callback import Callback
+
+from .errors import HarnessError
+
+log = logging.getLogger(__name__)
+
+
+class TrackingError(HarnessError):
+    """The tracking server or store could not be used (the Parquet tables are written regardless)."""
+
+
+def default_uri(runs_dir: Path) -> str:
+    return f"sqlite:///{runs_dir.resolve() / 'mlflow.db'}"
+
+
+def artifact_root(uri: str, runs_dir: Path) -> str | None:
+    """Local stores keep artifacts in ``runs/mlartifacts``; a server decides for itself."""
+    return (runs_dir.resolve() / "mlartifacts").as_uri() if uri.startswith("sqlite:") else None
+
+
+def configure_client(retries: int, timeout: int) -> None:
+    """Bounded HTTP retries, so an unreachable server fails in seconds, not minutes (MLflow's default: 7 retries,
+    backoff factor 2, 120 s timeout)."""
+    os.environ.setdefault("MLFLOW_HTTP_REQUEST_MAX_RETRIES", str(retries))
+    os.environ.setdefault("MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR", "1")
+    os.environ.setdefault("MLFLOW_HTTP_REQUEST_TIMEOUT", str(timeout))
+
+
+def check_server(uri: str, timeout: float = 5.0) -> None:
+    """Fail fast, naming the URI, when an HTTP tracking server does not answer ``/health``."""
+    if not uri.startswith(("http://", "https://")):
+        return
+    try:
+        with urllib.request.urlopen(uri.rstrip("/") + "/health", timeout=timeout) as resp:  # noqa: S310
+            if resp.status != 200:
+                raise TrackingError(f"tracking server {uri} answered /health with HTTP {resp.status}")
+    except OSError as exc:
+        raise TrackingError(f"tracking server {uri} is unreachable ({exc})") from None
+
+
+def prepare_store(uri: str, experiment: str, runs_dir: Path) -> str:
+    """Create (and migrate) the store and the experiment if needed; return the experiment id."""
+    check_server(uri)
+    if uri.startswith("sqlite:"):
+        runs_dir.mkdir(parents=True, exist_ok=True)
+    from mlflow.tracking import MlflowClient
+
+    client = MlflowClient(tracking_uri=uri)
+    found = client.get_experiment_by_name(experiment)
+    if found is not None:
+        return found.experiment_id
+    try:
+        return client.create_experiment(experiment, artifact_location=artifact_root(uri, runs_dir))
+    except Exception:  # created concurrently by another process: use it
+        found = client.get_experiment_by_name(experiment)
+        if found is None:
+            raise
+        return found.experiment_id
+
+
+def _params(items: Mapping[str, Any]) -> list[Any]:
+    from mlflow.entities import Param
+
+    return [Param(k, "null" if v is None else (json.dumps(v) if isinstance(v, (list, dict)) else str(v))[:6000])
+            for k, v in items.items()]
+
+
+def _metrics(items: Mapping[str, float], ts: int) -> list[Any]:
+    from mlflow.entities import Metric
+
+    return [Metric(k, float(v), ts, 0) for k, v in items.items() if v is not None and math.isfinite(float(v))]
+
+
+def _tags(items: Mapping[str, Any]) -> list[Any]:
+    from mlflow.entities import RunTag
+
+    return [RunTag(k, "" if v is None else str(v)) for k, v in items.items()]
+
+
+def log_job(
+    uri: str,
+    experiment: str,
+    runs_dir: Path,
+    job_name: str,
+    job_params: Mapping[str, Any],
+    job_tags: Mapping[str, Any],
+    job_metrics: Mapping[str, float],
+    cells: Sequence[Mapping[str, Any]],
+    artifacts: Sequence[Path],
+    pending_path: Path,
+) -> str:
+    """Log one job: the parent run (params, tags, metrics, artifacts) and one nested run per cell.
+
+    Each cell is ``{"name", "params", "tags", "metrics"}``. Returns the parent run id. On failure the parent run
+    is marked FAILED (never left RUNNING or FINISHED), ``pending_path`` describes what is missing, and a
+    :class:`TrackingError` is raised.
+    """
+    from mlflow.tracking import MlflowClient
+
+    client = MlflowClient(tracking_uri=uri)
+    parent_id = None
+    try:
+        exp_id = prepare_store(uri, experiment, runs_dir)
+        ts = int(time.time() * 1000)
+        parent = client.create_run(exp_id, run_name=job_name, tags={"harness.job": job_name, **{
+            k: str(v) for k, v in job_tags.items()}})
+        parent_id = parent.info.run_id
+        client.log_batch(parent_id, metrics=_metrics(job_metrics, ts), params=_params(job_params))
+        for cell in cells:
+            run = client.create_run(exp_id, run_name=cell["name"], tags={"mlflow.parentRunId": parent_id})
+            client.log_batch(run.info.run_id, metrics=_metrics(cell["metrics"], ts), params=_params(cell["params"]),
+                             tags=_tags(cell["tags"]))
+            client.set_terminated(run.info.run_id, "FINISHED")
+        for path in artifacts:
+            if path.is_dir():
+                client.log_artifacts(parent_id, str(path), artifact_path=path.name)
+            elif path.exists():
+                client.log_artifact(parent_id, str(path))
+        client.set_terminated(parent_id, "FINISHED")
+        pending_path.unlink(missing_ok=True)
+        return parent_id
+    except Exception as exc:
+        if parent_id is not None:
+            try:
+                client.set_terminated(parent_id, "FAILED")
+            except Exception:  # the server is gone: the run stays as the server last saw it
+                log.debug("could not mark run %s FAILED", parent_id)
+        pending_path.write_text(json.dumps({"tracking_uri": uri, "experiment": experiment, "job": job_name,
+                                            "parent_run_id": parent_id, "error": str(exc)}, indent=1))
+        raise TrackingError(f"MLflow logging to {uri} failed ({type(exc).__name__}: {str(exc).splitlines()[0]}); "
+                            f"the Parquet tables are written; rerun the job to log it "
+                            f"(details in {pending_path})") from None
+
+
+def runs_of(uri: str, experiment: str) -> list[Any]:
+    """Every run of an experiment (for tests and history)."""
+    from mlflow.tracking import MlflowClient
+
+    client = MlflowClient(tracking_uri=uri)
+    exp = client.get_experiment_by_name(experiment)
+    if exp is None:
+        return []
+    return client.search_runs([exp.experiment_id], max_results=50000)
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# Hydra callback: prepare the store once in the launching process; summarise failed sweep jobs
+# ----------------------------------------------------------------------------------------------------------------
+
+FAILED_JOBS: list[str] = []
+
+
+def _store_of(config: Any) -> tuple[str | None, Path, str]:
+    runs_dir = Path(str(config.runs_dir)).resolve()
+    if not config.tracking:
+        return None, runs_dir, str(config.experiment_name)
+    uri = str(config.tracking_uri) if config.tracking_uri else default_uri(runs_dir)
+    return uri, runs_dir, str(config.experiment_name)
+
+
+class PrepareStoreCallback(Callback):
+    """Creates the tracking store before any job runs (parallel jobs must not race on the SQLite migration)."""
+
+    def _prepare(self, config: Any) -> None:
+        try:
+            uri, runs_dir, experiment = _store_of(config)
+            if uri is not None:
+                configure_client(int(config.tracking_retries), int(config.tracking_timeout))
+                prepare_store(uri, experiment, runs_dir)
+        except Exception as exc:  # the job itself reports tracking problems; never block scoring here
+            log.warning("could not prepare the tracking store: %s", exc)
+
+    def on_run_start(self, config: Any, **kwargs: Any) -> None:
+        self._prepare(config)
+
+    def on_multirun_start(self, config: Any, **kwargs: Any) -> None:
+        self._started = time.time()
+        FAILED_JOBS.clear()
+        self._prepare(config)
+
+    def on_multirun_end(self, config: Any, **kwargs: Any) -> None:
+        """Collect the jobs of this sweep that failed (each job writes ``job_status.json`` in its folder)."""
+        started = getattr(self, "_started", 0.0)
+        for path in sorted(Path(str(config.hydra.sweep.dir)).rglob("job_status.json")):
+            status = json.loads(path.read_text(encoding="utf-8"))
+            if status.get("status") == "failed" and status.get("finished_at", 0) >= started:
+                FAILED_JOBS.append(f"{status.get('job', path.parent)}: {status.get('error', '')}")
