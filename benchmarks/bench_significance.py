@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -104,13 +105,22 @@ def write_corpus(root: Path, refs: list[str], systems: list[list[str]]) -> tuple
 # ------------------------------------------------------------------------------------------------ timing
 
 
-def timed(fn: Callable[[], Any], repeat: int) -> tuple[float, list[float], Any]:
-    times, out = [], None
+def _cpu() -> float:
+    """CPU seconds of this process (all threads) plus its waited-for children: less sensitive than wall time to
+    other jobs on a shared machine."""
+    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def timed(fn: Callable[[], Any], repeat: int) -> tuple[float, float, Any]:
+    """(median wall seconds, median CPU seconds, last result) over ``repeat`` runs."""
+    walls, cpus, out = [], [], None
     for _ in range(repeat):
-        t = time.perf_counter()
+        c, t = _cpu(), time.perf_counter()
         out = fn()
-        times.append(time.perf_counter() - t)
-    return statistics.median(times), times, out
+        walls.append(time.perf_counter() - t)
+        cpus.append(_cpu() - c)
+    return statistics.median(walls), statistics.median(cpus), out
 
 
 def run_process(cmd: list[str], env: dict[str, str] | None = None) -> str:
@@ -168,7 +178,7 @@ def main(argv: list[str] | None = None) -> int:
 
     refs, systems = make_corpus(n_sys, n_seg)
     tmp = Path(tempfile.mkdtemp(prefix="bench_sig_"))
-    results: list[tuple[str, str, float, int]] = []  # (what, test, median seconds, runs)
+    results: list[tuple[str, str, float, float, int]] = []  # (what, test, wall s, cpu s, runs)
     try:
         ref_path, hyp_paths = write_corpus(tmp, refs, systems)
         names = [str(p) for p in hyp_paths]
@@ -185,8 +195,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"corpus: {n_sys} systems x {n_seg} segments, BLEU "
               f"{fn(stats[0][1].matrix().sum(0)):.2f} .. {fn(stats[-1][1].matrix().sum(0)):.2f}", flush=True)
 
-        t_stats, _, _ = timed(our_stats, repeat)
-        results.append(("harness statistics only (tokenize + count)", "-", t_stats, repeat))
+        t_stats, c_stats, _ = timed(our_stats, repeat)
+        results.append(("harness statistics only (tokenize + count)", "-", t_stats, c_stats, repeat))
 
         checks: list[str] = []
         sacre_p: dict[str, list[float]] = {}
@@ -194,9 +204,9 @@ def main(argv: list[str] | None = None) -> int:
             flag = "--paired-bs" if test == "bs" else "--paired-ar"
             nflag = "--paired-bs-n" if test == "bs" else "--paired-ar-n"
             cmd = [SACREBLEU, str(ref_path), "-i", *names, flag, nflag, str(n), "-f", "json"]
-            t_cli, _, out = timed(lambda: run_process(cmd, env), srep)
+            t_cli, c_cli, out = timed(lambda: run_process(cmd, env), srep)
             cli_p = [row["BLEU"]["p_value"] for row in json.loads(out)]
-            results.append((f"sacrebleu CLI {flag} (process)", test, t_cli, srep))
+            results.append((f"sacrebleu CLI {flag} (process)", test, t_cli, c_cli, srep))
             print(f"  sacrebleu CLI {test}: {t_cli:.2f} s", flush=True)
 
             os.environ["SACREBLEU_SEED"] = "12345"
@@ -204,15 +214,15 @@ def main(argv: list[str] | None = None) -> int:
             def sacre() -> Any:
                 return PairedTest(named, {"BLEU": BLEU(references=[refs])}, None, test_type=test, n_samples=n)()
 
-            t_sin, _, (_, sres) = timed(sacre, srep)
+            t_sin, c_sin, (_, sres) = timed(sacre, srep)
             sacre_p[test] = [r.p_value for r in sres["BLEU"]]
-            results.append(("sacrebleu PairedTest in-process (stats + test)", test, t_sin, srep))
+            results.append(("sacrebleu PairedTest in-process (stats + test)", test, t_sin, c_sin, srep))
             print(f"  sacrebleu in-process {test}: {t_sin:.2f} s", flush=True)
 
-            t_full, _, ours = timed(lambda: sig.paired_test(our_stats(), fn, test, n), repeat)
-            t_test, _, ours = timed(lambda: sig.paired_test(stats, fn, test, n), repeat)
-            results.append(("harness in-process (stats + test)", test, t_full, repeat))
-            results.append(("harness in-process (test only)", test, t_test, repeat))
+            t_full, c_full, ours = timed(lambda: sig.paired_test(our_stats(), fn, test, n), repeat)
+            t_test, c_test, ours = timed(lambda: sig.paired_test(stats, fn, test, n), repeat)
+            results.append(("harness in-process (stats + test)", test, t_full, c_full, repeat))
+            results.append(("harness in-process (test only)", test, t_test, c_test, repeat))
             our_p = [r.p_value for r in ours]
             same = our_p == sacre_p[test] == [None, *cli_p[1:]] and cli_p[0] is None
             for o, s in zip(ours, sres["BLEU"]):
@@ -230,47 +240,49 @@ def main(argv: list[str] | None = None) -> int:
                 cmd_ours = [sys.executable, "-c", STAND_IN, test, str(n), str(ref_path), *names]
                 label = f"python -c stand-in for harness-score {flag} (process)"
             run_process(cmd_ours)  # warm-up (numba cache)
-            t_proc, _, _ = timed(lambda: run_process(cmd_ours), repeat)
-            results.append((label, test, t_proc, repeat))
+            t_proc, c_proc, _ = timed(lambda: run_process(cmd_ours), repeat)
+            results.append((label, test, t_proc, c_proc, repeat))
 
-        t_all, _, comps = timed(lambda: sig.all_pairs(stats, fn, "bs", n_bs), repeat)
-        results.append((f"harness all pairs ({len(comps)}) bs x {n_bs}, test only", "bs", t_all, repeat))
-        t_all_s, _, _ = timed(lambda: sig.all_pairs(our_stats(), fn, "bs", n_bs), repeat)
-        results.append((f"harness all pairs ({len(comps)}) bs x {n_bs}, stats + test", "bs", t_all_s, repeat))
-        t_all_ar, _, _ = timed(lambda: sig.all_pairs(stats, fn, "ar", n_ar), max(1, repeat // 2))
-        results.append((f"harness all pairs ({len(comps)}) ar x {n_ar}, test only", "ar", t_all_ar,
+        t_all, c_all, comps = timed(lambda: sig.all_pairs(stats, fn, "bs", n_bs), repeat)
+        results.append((f"harness all pairs ({len(comps)}) bs x {n_bs}, test only", "bs", t_all, c_all, repeat))
+        t_all_s, c_all_s, _ = timed(lambda: sig.all_pairs(our_stats(), fn, "bs", n_bs), repeat)
+        results.append((f"harness all pairs ({len(comps)}) bs x {n_bs}, stats + test", "bs", t_all_s, c_all_s, repeat))
+        t_all_ar, c_all_ar, _ = timed(lambda: sig.all_pairs(stats, fn, "ar", n_ar), max(1, repeat // 2))
+        results.append((f"harness all pairs ({len(comps)}) ar x {n_ar}, test only", "ar", t_all_ar, c_all_ar,
                         max(1, repeat // 2)))
         clusters = sig.significance_clusters(comps)
-        checks.append(f"all pairs: {sum(c.p_holm < 0.05 for c in comps)} of {len(comps)} significant after Holm; "
-                      f"{clusters[-1]['cluster']} clusters")
+        checks.append(f"all pairs (bs): {sum(c.p_value < 0.05 for c in comps)} of {len(comps)} pairs with p < 0.05, "
+                      f"{sum(c.p_holm < 0.05 for c in comps)} after Holm (floor {len(comps)}/{n_bs + 1}); "
+                      f"{clusters[-1]['cluster']} clusters on raw p")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
-    def med(what: str, test: str) -> float:
-        return next(t for w, te, t, _ in results if w.startswith(what) and te == test)
+    def med(what: str, test: str, col: int = 2) -> float:
+        return next(row[col] for row in results if what in row[0] and row[1] == test)
 
     ratios = []
     for test in ("bs", "ar"):
-        cli, sin = med("sacrebleu CLI", test), med("sacrebleu PairedTest", test)
-        ours_in, ours_proc = med("harness in-process (stats", test), next(
-            t for w, te, t, _ in results if "(process)" in w and not w.startswith("sacrebleu") and te == test)
-        ratios.append(f"{test}: in-process {sin / ours_in:.1f}x (sacrebleu PairedTest / harness stats+test), "
-                      f"whole process {cli / ours_proc:.1f}x (sacrebleu CLI / harness process)")
+        for col, kind in ((2, "wall"), (3, "cpu")):
+            sin, ours_in = med("sacrebleu PairedTest", test, col), med("harness in-process (stats", test, col)
+            cli = med("sacrebleu CLI", test, col)
+            ours_proc = med("harness-score", test, col)
+            ratios.append(f"{test} ({kind}): in-process {sin / ours_in:.1f}x (sacrebleu PairedTest / harness stats + "
+                          f"test), whole process {cli / ours_proc:.1f}x (sacrebleu CLI / harness process)")
 
-    width = max(len(w) for w, *_ in results)
+    width = max(len(row[0]) for row in results)
     print()
-    print(f"{'measurement':<{width}}  test  median s  runs")
-    for w, te, t, r in results:
-        print(f"{w:<{width}}  {te:<4}  {t:8.3f}  {r:4d}")
+    print(f"{'measurement':<{width}}  test  wall s (median)  cpu s (median)  runs")
+    for w, te, t, c, r in results:
+        print(f"{w:<{width}}  {te:<4}  {t:15.3f}  {c:14.3f}  {r:4d}")
     print()
     for line in ratios + checks:
         print(line)
     if args.markdown:
         print()
-        print("| measurement | test | median (s) | runs |")
-        print("|---|---|---:|---:|")
-        for w, te, t, r in results:
-            print(f"| {w} | {te} | {t:.3f} | {r} |")
+        print("| measurement | test | wall s (median) | CPU s (median) | runs |")
+        print("|---|---|---:|---:|---:|")
+        for w, te, t, c, r in results:
+            print(f"| {w} | {te} | {t:.3f} | {c:.3f} | {r} |")
     return 0
 
 

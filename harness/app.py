@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import sys
 import time
 from pathlib import Path
@@ -63,7 +64,7 @@ def resample(result: ExperimentResult) -> None:
 def write_outputs(result: ExperimentResult) -> list[Path]:
     """Parquet tables, the resolved config and the report, atomically, into the job's output folder."""
     from . import report, tables
-    from .store import write_frame, write_text
+    from .store import write_frame, write_table, write_text
 
     spec = result.spec
     out = spec.output_dir
@@ -76,7 +77,8 @@ def write_outputs(result: ExperimentResult) -> list[Path]:
         frames["segment_scores"] = tables.segment_scores(result)
     frames["significance"] = tables.rows_frame(result.significance_rows, tables.SIGNIFICANCE_COLUMNS)
     frames["correlations"] = tables.rows_frame(result.correlation_rows, tables.CORRELATION_COLUMNS)
-    paths = [write_frame(frame, out / f"{name}.parquet", meta) for name, frame in frames.items()]
+    paths = [(write_table if hasattr(frame, "schema") else write_frame)(frame, out / f"{name}.parquet", meta)
+             for name, frame in frames.items()]
     paths.append(write_text(out / "config.yaml", spec.config_yaml))
     paths.extend(report.write_report(result, frames, out))
     return paths
@@ -111,9 +113,9 @@ def track(result: ExperimentResult, artifacts: list[Path], job_name: str) -> str
     job_metrics = {}
     for row in result.correlation_rows:
         if row.get("level") == "system" and row.get("grouping") == "none":
-            key = (f"corr.{row['variant']}.{row['refset']}.{row['method']}."
+            key = (f"corr/{row['variant']}/{row['refset']}/{row['method']}/"
                    f"{'with_human' if row['include_human'] else 'mt_only'}")
-            job_metrics[key] = row["value"]
+            job_metrics[metric_name(key)] = row["value"]
     params = {"experiment": spec.experiment, "dataset": spec.dataset, "n_segments": spec.n_segments,
               "systems": [s.name for s in spec.systems], "refsets": ["+".join(r) for r in spec.refsets],
               "variants": [v.name for v in spec.variants], "seed": spec.seed, "n_samples": spec.n_samples,
@@ -123,21 +125,27 @@ def track(result: ExperimentResult, artifacts: list[Path], job_name: str) -> str
                    artifacts, spec.output_dir / "tracking_pending.json")
 
 
+def metric_name(key: str) -> str:
+    """MLflow metric names allow alphanumerics and ``_-. :/`` only (refset names contain ``+``)."""
+    return re.sub(r"[^\w\-. :/]", "_", key)
+
+
 def summary_table(result: ExperimentResult) -> str:
-    """The compact table printed at the end: systems x (refset, variant) BLEU."""
-    cols = [(r, v.name) for r in dict.fromkeys(c.refset for c in result.cells) for v in result.spec.variants]
+    """The compact tables printed at the end: per reference set, systems x variants BLEU (best first)."""
+    variants = [v.name for v in result.spec.variants]
     by = {(c.system.name, c.refset, c.variant.name): c.score.score for c in result.cells}
-    systems = [s.name + (" (human)" if s.human else "") for s in result.spec.systems]
-    width = max(len(s) for s in systems + ["system"])
-    heads = [f"{v}@{r}" for r, v in cols]
-    colw = [max(7, len(h)) for h in heads]
-    lines = ["  ".join([f"{'system':<{width}}"] + [f"{h:>{w}}" for h, w in zip(heads, colw)])]
-    order = sorted(range(len(systems)), key=lambda i: -by.get((result.spec.systems[i].name, *cols[0]), 0.0))
-    for i in order:
-        name = result.spec.systems[i].name
-        vals = [f"{by[(name, r, v)]:>{w}.2f}" for (r, v), w in zip(cols, colw)]
-        lines.append("  ".join([f"{systems[i]:<{width}}"] + vals))
-    return "\n".join(lines)
+    labels = {s.name: s.name + (" (human)" if s.human else "") for s in result.spec.systems}
+    width = max(len(x) for x in [*labels.values(), "system"])
+    colw = [max(7, len(v)) for v in variants]
+    blocks = []
+    for refset in dict.fromkeys(c.refset for c in result.cells):
+        lines = [f"BLEU against {refset}",
+                 "  ".join([f"{'system':<{width}}"] + [f"{v:>{w}}" for v, w in zip(variants, colw)])]
+        for name in sorted(labels, key=lambda s: -by[(s, refset, variants[0])]):
+            lines.append("  ".join([f"{labels[name]:<{width}}"]
+                                   + [f"{by[(name, refset, v)]:>{w}.2f}" for v, w in zip(variants, colw)]))
+        blocks.append("\n".join(lines))
+    return "\n\n".join(blocks)
 
 
 def run_job(cfg: DictConfig, job_dir: str, job_name: str) -> ExperimentResult:

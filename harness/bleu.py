@@ -22,6 +22,7 @@ A *profile* reproduces another tool's formula exactly:
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Mapping, Sequence
 
@@ -406,8 +407,38 @@ class NltkProfile(Profile):
         return self._call(stats, opts)
 
     def sentences(self, stats: SegmentStats, opts: BleuOptions) -> BleuArrays:
+        """nltk ``sentence_bleu`` of every segment: vectorised for methods 0-3 (their smoothing only reads the
+        segment's own counts), a loop over :func:`~harness.nltk_compat.nltk_bleu` otherwise."""
+        method = int(str(opts.smooth_method)[-1])
+        if method <= 3 and not opts.auto_reweigh:
+            return self._sentences_vectorised(stats, opts, method)
         rows = [self._call(stats.take(slice(i, i + 1)), opts) for i in range(len(stats))]
         return BleuArrays(*(np.stack([getattr(r, f) for r in rows]) for f in BleuArrays.__dataclass_fields__))
+
+    @staticmethod
+    def _sentences_vectorised(stats: SegmentStats, opts: BleuOptions, method: int) -> BleuArrays:
+        weights = np.asarray(_nltk_weights(opts), dtype=np.float64)
+        n = len(weights)
+        m = stats.matches[:, :n].astype(np.float64)
+        d = np.maximum(stats.totals[:, :n], 1).astype(np.float64)  # nltk: max(1, count) per segment
+        zero = m == 0
+        with np.errstate(divide="ignore", invalid="ignore"):
+            p = m / d
+            if method == 0:
+                p = np.where(zero, sys.float_info.min, p)
+            elif method == 1:
+                p = np.where(zero, (m + (0.1 if opts.smooth_value is None else opts.smooth_value)) / d, p)
+            elif method == 2:
+                p[:, 1:] = (m[:, 1:] + 1) / (d[:, 1:] + 1)
+            else:
+                p = np.where(zero, 1.0 / (np.exp2(np.cumsum(zero, axis=1)) * d), p)
+            logs = np.where(p > 0, np.log(np.where(p > 0, p, 1.0)), 0.0)  # nltk skips p <= 0
+            c = stats.hyp_len.astype(np.float64)
+            r = stats.ref_len("closest")
+            bp = np.where(c > r, 1.0, np.where(c == 0, 0.0, np.exp(1.0 - r / np.where(c > 0, c, 1.0))))
+            score = np.where(zero[:, 0], 0.0, bp * np.exp((weights * logs).sum(axis=1)))
+            ratio = np.where(r > 0, c / np.where(r > 0, r, 1.0), 0.0)
+        return BleuArrays(100.0 * score, 100.0 * p[:, : opts.max_ngram_order], bp, ratio, c, r)
 
 
 _SACREBLEU_SMOOTH = ("none", "floor", "add-k", "exp")

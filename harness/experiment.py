@@ -54,6 +54,13 @@ class ScoredCell:
     score: Any  # harness.bleu.BleuScore
     ci_low: float = float("nan")
     ci_high: float = float("nan")
+    _sentences: Any = field(default=None, repr=False)
+
+    def sentences(self) -> Any:
+        """Sentence BLEU of every segment (:class:`harness.bleu.BleuArrays`), computed once."""
+        if self._sentences is None:
+            self._sentences = sentence_scores(self.stats, self.variant.options)
+        return self._sentences
 
 
 @dataclass
@@ -199,7 +206,7 @@ def score_experiment(spec: ExperimentSpec, progress: Any = None) -> ExperimentRe
 
 def sentence_rows(cell: ScoredCell) -> dict[str, Any]:
     """Column arrays of the ``segment_scores`` rows of one cell."""
-    arrays = sentence_scores(cell.stats, cell.variant.options)
+    arrays = cell.sentences()
     ref_len = cell.stats.ref_len(cell.variant.options.ref_length)  # type: ignore[arg-type]
     return {
         "seg_id": np.arange(len(cell.stats), dtype=np.int64),

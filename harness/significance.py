@@ -70,7 +70,6 @@ caller fills them), ``test`` (``paired_bs`` / ``paired_ar`` / ``block_t``), ``sy
 
 from __future__ import annotations
 
-import math
 import statistics
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Sequence

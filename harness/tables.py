@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from .experiment import ExperimentResult, sentence_rows
 
@@ -36,19 +37,25 @@ def system_scores(result: ExperimentResult) -> pd.DataFrame:
     return frame[SYSTEM_COLUMNS + [c for c in frame.columns if c not in SYSTEM_COLUMNS]]
 
 
-def segment_scores(result: ExperimentResult) -> pd.DataFrame:
-    """One row per system x refset x variant x segment, with the per-segment statistics."""
-    parts = []
+def segment_scores(result: ExperimentResult) -> pa.Table:
+    """One row per system x refset x variant x segment, with the per-segment statistics (built as Arrow columns:
+    list columns from flat arrays, no per-row Python objects)."""
+    cols: dict[str, list[Any]] = {k: [] for k in SEGMENT_COLUMNS}
     for c in result.cells:
-        cols: dict[str, Any] = sentence_rows(c)
-        n = len(cols["seg_id"])
-        parts.append(pd.DataFrame({
-            "dataset": np.repeat(result.spec.dataset, n), "refset": np.repeat(c.refset, n),
-            "system": np.repeat(c.system.name, n), "variant": np.repeat(c.variant.name, n),
-            "seg_id": cols["seg_id"], "sentence_bleu": cols["sentence_bleu"], "hyp_len": cols["hyp_len"],
-            "ref_len": cols["ref_len"], "matches": list(cols["matches"]), "totals": list(cols["totals"]),
-        }))
-    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=SEGMENT_COLUMNS)
+        rows = sentence_rows(c)
+        n = len(rows["seg_id"])
+        for key, value in (("dataset", result.spec.dataset), ("refset", c.refset), ("system", c.system.name),
+                           ("variant", c.variant.name)):
+            cols[key].append(pa.array(np.repeat(value, n), pa.string()))
+        for key in ("seg_id", "sentence_bleu", "hyp_len", "ref_len"):
+            cols[key].append(pa.array(rows[key]))
+        for key in ("matches", "totals"):
+            arr = np.ascontiguousarray(rows[key], dtype=np.int64)
+            offsets = np.arange(0, arr.size + 1, arr.shape[1], dtype=np.int32)
+            cols[key].append(pa.ListArray.from_arrays(pa.array(offsets), pa.array(arr.ravel())))
+    if not result.cells:
+        return pa.table({k: pa.array([]) for k in SEGMENT_COLUMNS})
+    return pa.table({k: pa.concat_arrays(v) for k, v in cols.items()})
 
 
 def rows_frame(rows: list[dict[str, Any]], columns: list[str]) -> pd.DataFrame:

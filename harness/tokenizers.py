@@ -1,70 +1,81 @@
 """sacrebleu-exact BLEU tokenization of whole corpora, many times faster than sacrebleu's per-line tokenizers.
 
-Measured speed (100,000 lines = every file of wmt21_news_ende, 6,324 lines, repeated; 166 characters a line;
-2-core shared machine, best of 3; "ours" includes validation, lowercasing/stripping and building the
-``list[list[str]]``; sacrebleu = ``BLEU(tokenize=name)._preprocess_segment(line).split()`` per line):
+Measured speed
+--------------
+100,000 lines (all 12 files of wmt21_news_ende = 6,324 lines, 166 characters each, repeated), on a shared 2-core
+machine (load 3-5 from other jobs: +-30 %), best of 3.  "ours" = ``tokenize_corpus`` end to end
+(validation, case, strip, tokens, the nested lists); sacrebleu = ``BLEU(tokenize=name)._preprocess_segment(line)
+.split()`` for each line with a fresh BLEU object (cold lru_cache).  "unique" = the same lines with the words of
+each repeat shuffled, so that neither de-duplication nor sacrebleu's cache can help.
 
-==========  ===========================  ================================  ==================================
-tokenizer   ours, repeated corpus         sacrebleu, repeated corpus         ours vs sacrebleu, unique lines
-                                          (its lru_cache hits 94 %)          (repeats shuffled: no cache hits)
-==========  ===========================  ================================  ==================================
-13a         0.06 s                        1.2 s                              0.73 s vs 12.5 s
-intl        0.06 s                        1.2 s                              0.92 s vs 8.6 s
-zh          0.06 s                        1.3 s                              0.76 s vs 12.6 s
-char        0.06 s                        0.9 s                              0.62 s vs 2.1 s
-none        0.04 s                        0.9 s                              0.30 s vs 0.9 s
-==========  ===========================  ================================  ==================================
+=========  ==================================  ===============================
+tokenizer  repeated corpus: ours vs sacrebleu  unique lines: ours vs sacrebleu
+=========  ==================================  ===============================
+13a        0.10 s vs 1.00 s (10x)              1.36 s vs 7.9 s (5.8x)
+intl       0.11 s vs 1.07 s (10x)              1.15 s vs 6.5 s (5.7x)
+zh         0.10 s vs 1.49 s (15x)              1.32 s vs 14.7 s (11x)
+char       0.05 s vs 1.49 s (30x)              0.69 s vs 3.3 s (4.8x)
+none       0.06 s vs 1.50 s (23x)              0.76 s vs 1.5 s (1.9x)
+=========  ==================================  ===============================
 
-(Reproduce with ``python -m harness.tokenizers`` from the repository root; on repeated data most of the win is
-exact de-duplication, below.  Building the nested lists alone costs about 0.3 s per 100k unique lines.)
+Reproduce: ``python -m harness.tokenizers [data_dir] [n_lines]``.  On the repeated corpus most of the gain
+is de-duplication (sacrebleu's lru_cache gets the same hits but costs more per hit); on unique lines about
+0.3-0.45 s of ours is just building 2.7M token strings and 100k lists (the floor of any ``list[list[str]]``).
 
 What is reproduced
 ------------------
 ``tokenize_corpus(lines, name, lowercase)[i]`` is exactly
 ``sacrebleu.metrics.bleu.BLEU(tokenize=name, lowercase=lowercase)._preprocess_segment(lines[i]).split()``:
-sacrebleu lowercases (``str.lower``), strips trailing whitespace (``str.rstrip``), runs the tokenizer and the
+sacrebleu lowercases (``str.lower``), strips trailing whitespace (``str.rstrip``), runs the tokenizer, and its
 n-gram code splits the result on whitespace (``str.split``).  Because only the *tokens* matter, the fast paths
-below are free to produce different amounts of whitespace than sacrebleu as long as the tokens are identical.
+may put different amounts of whitespace between tokens than sacrebleu does.
 
-How the fast paths work (and why they are exact)
--------------------------------------------------
-``13a``, ``zh`` and ``intl`` apply each regular expression once to the whole corpus joined with ``\\x00``.
-``\\x00`` (a control character) is neither whitespace, punctuation, symbol, digit, cased nor case-ignorable,
-and it is not in any of sacrebleu's character classes, so no match can take part of it; lines that contain
-``\\x00``, ``\\x01`` or ``\\x02`` (also used as place-holders) go through sacrebleu's own tokenizer instead.
+How the fast paths work, and why they are exact
+-----------------------------------------------
+``13a``, ``zh`` and ``intl`` run each regular expression once over the whole corpus joined with ``'\\x00'``
+(13a: ``' ' + ' \\x00 '.join(lines) + ' '``, which pads every line as sacrebleu's ``f' {line} '``).  That
+control character is not whitespace, punctuation, a symbol, a digit/number, cased or case-ignorable, and is in
+none of sacrebleu's character classes, so no match can include it; lines that contain ``'\\x00'``,
+``'\\x01'`` or ``'\\x02'`` (also used as place-holders) go through sacrebleu's own tokenizer instead.
 
-All three tokenizers are "insert spaces" rewrites (mteval-v13a.pl / mteval-v14.pl), which we restate per
-character:
+The three tokenizers only *insert spaces* (mteval-v13a.pl / mteval-v14.pl rules), so we restate each rule by
+the token boundaries it creates:
 
-* 13a/zh rule 1 (``[{-~[-`` -&(-+:-@/]`` gets spaces around it), the ``zh`` CJK padding and intl's
-  ``\\p{S}`` rule pad *single characters* regardless of context.  13a's class contains the space itself;
-  turning ``' '`` into ``'   '`` cannot change any token, so we leave spaces alone (that alone is ~15x faster).
-* The context rules on punctuation -- 13a/zh: ``([^0-9])([\\.,])`` -> ``\\1 \\2 `` then
-  ``([\\.,])([^0-9])`` -> `` \\1 \\2``; intl: the same with ``\\p{P}`` for ``[.,]`` and ``\\p{N}`` for ``[0-9]`` --
-  act on each maximal run of k punctuation characters with the character c before it and d after it
-  ("nonN" = exists and is not a digit/number; a line start/end or a ``\\x00`` counts as absent).  Working
-  through the left-to-right, non-overlapping matching of ``re.sub`` gives: every gap inside and around the
-  run becomes a token boundary, except
-    (i)  k = 1 and neither c nor d is nonN (``1.5``, ``1,000``, intl's ``1-2`` or a final ``2019.``):
-         no boundary at all;
-    (ii) k >= 2, d is not nonN and k + [c is nonN] is odd (``a..5`` -> ``a . .5``): the gap before d stays.
-  We mark (i) and (ii) with place-holders, pad all other punctuation with one fast split/join, and restore.
-* 13a/zh rule ``([0-9])(-)`` -> ``\\1 \\2 ``: a '-' right after an ASCII digit gets spaces around it; no other
-  rule inserts a space between a digit and a '-', so it is applied independently (as ``-(?<=[0-9]-)``).
-* 13a's per-line replacements (``<skipped>``, ``-\\n``, ``\\n``, the four entities -- applied by sacrebleu only
-  if ``'&'`` is in the line, which is a no-op otherwise) are ``str.replace`` calls on the joined text: no
-  pattern contains the separator, so no match can span two lines.
+* Context-free padding -- 13a/zh rule 1 (each of the ASCII characters space ``!"#$%&()*+/:;<=>?@[\\]^_`{|}~``
+  gets spaces around it), zh's CJK padding, intl's ``(\\p{S})`` rule: one split/join over a character class.
+  Rule 1's class contains the space itself; ``' '`` -> ``'   '`` cannot change a token, so we skip spaces
+  (that pass gets 15x faster).
+* Punctuation in context -- 13a/zh ``([^0-9])([\\.,])`` -> ``\\1 \\2 ``, then ``([\\.,])([^0-9])`` ->
+  `` \\1 \\2``; intl the same with ``\\p{P}`` for ``[.,]`` and ``\\P{N}`` for ``[^0-9]``.  With ``re.sub``'s
+  left-to-right, non-overlapping matching they act on each maximal run of k marks, preceded by c and followed
+  by d, where "c is nonN" means c exists and is not a digit (13a/zh: ASCII 0-9; intl: ``\\p{N}``).  The first
+  rule pairs (c, p1), (p2, p3), ... if c is nonN, else (p1, p2), (p3, p4), ...; after it no two marks touch, so
+  the second rule splits every mark followed by a nonN character.  Net effect: every gap in and around the run
+  becomes a token boundary, except
+    (i)  k = 1 and neither c nor d is nonN (``1.5``, ``1,000``, ``.5`` at a zh line start, intl's ``1-2`` and
+         mteval-v14's final ``2019.``): no boundary at all;
+    (ii) k >= 2, d is not nonN and k + [c is nonN] is odd (``a..5`` -> ``a . .5``): no boundary before d.
+  We put place-holders on the marks of (i) and (ii), pad every other mark like rule 1, and restore them.
+* 13a/zh ``([0-9])(-)`` -> ``\\1 \\2 ``: a '-' right after an ASCII digit gets spaces around it.  No other rule
+  touches the gap between a digit and a '-', so it is applied on its own (as ``-(?<=[0-9]-)``).
+* 13a's per-line replacements (``<skipped>``, ``-\\n``, ``\\n``, and the four entities that sacrebleu unescapes
+  only if the line has an ``'&'`` -- a no-op otherwise) are ``str.replace`` calls on the joined text; no pattern
+  contains the separator, so none can span two lines.
 
-``char`` and ``none`` are per-line ``str`` method calls (``char`` = every non-whitespace character of the
-line).  Duplicate lines are tokenized once (lists are copied, so callers may mutate them); the cyclic
-garbage collector is paused while the result lists are built (it otherwise doubles the time).
+The tests check all this against sacrebleu on the real data, on every BMP code point in context, on every
+string up to length 5-6 over the characters these rules look at (up to length 9 were checked once, offline),
+and on random Unicode corpora.
+
+``char`` (every non-whitespace character) and ``none`` are per-line ``str`` calls.  Identical lines are
+tokenized once and share one list (the result is read-only; see tokenize_corpus).  The cyclic garbage collector
+is paused while the lists are built: it would rescan the growing result again and again (2x the time).
 
 Optional tokenizers (``ja-mecab``, ``ko-mecab``, ``spm``, ``flores101``, ``flores200``, ``spBLEU-1K``) run
-sacrebleu's own tokenizer line by line; they need sacrebleu's optional packages, and the SentencePiece ones a
-model file already present in sacrebleu's cache directory (they are never downloaded from here).  sacrebleu
-decorates ``__call__`` with ``functools.lru_cache`` keyed on ``(self, line)`` (sacrebleu issues #217/#264: a
-shared cache that keeps tokenizer instances and up to 65,536 lines alive); we keep one instance per tokenizer
-and call the undecorated function, so nothing grows.
+sacrebleu's own tokenizer per line; they need sacrebleu's optional packages, and the SentencePiece ones a model
+file already in sacrebleu's cache directory (never downloaded from here).  sacrebleu decorates ``__call__``
+with ``functools.lru_cache`` keyed on ``(self, line)`` -- a class-wide cache that keeps tokenizer instances and
+up to 65,536 lines alive (sacrebleu issues #217, #264); we keep one instance per tokenizer and call the
+undecorated function, so nothing accumulates.
 """
 
 from __future__ import annotations
@@ -170,14 +181,16 @@ def _protect_run_13a(match: re.Match[str]) -> str:
 
 
 def _pad_periods_and_classes(text: str, pad: re.Pattern[str]) -> str:
-    """Apply TokenizerRegexp's rules 1-4 (plus zh's CJK padding when ``pad`` includes it) to joined text."""
-    protected = False
-    if "." in text and (_ISOLATED_DOT.search(text) or _RUN_DOT.search(text)):
-        text = _RUN_DOT.sub(_protect_run_13a, _ISOLATED_DOT.sub(_Q1, text))
-        protected = True
-    if "," in text and (_ISOLATED_COMMA.search(text) or _RUN_COMMA.search(text)):
-        text = _RUN_COMMA.sub(_protect_run_13a, _ISOLATED_COMMA.sub(_Q2, text))
-        protected = True
+    """TokenizerRegexp's four rules (plus zh's CJK padding when ``pad`` includes it) on joined text."""
+    protected = 0
+    if "." in text:
+        text, n_isolated = _ISOLATED_DOT.subn(_Q1, text)
+        text, n_runs = _RUN_DOT.subn(_protect_run_13a, text)
+        protected += n_isolated + n_runs
+    if "," in text:
+        text, n_isolated = _ISOLATED_COMMA.subn(_Q2, text)
+        text, n_runs = _RUN_COMMA.subn(_protect_run_13a, text)
+        protected += n_isolated + n_runs
     # ' '.join(pattern.split(text)) == pattern.sub(r' \1 ', text) for a one-group, one-character pattern,
     # and is about three times faster.
     text = " ".join(pad.split(text))
@@ -342,10 +355,16 @@ def _batch_none(lines: list[str], lowercase: bool) -> list[list[str]]:
 _instances: dict[str, Any] = {}
 
 
+_module_found: dict[str, bool] = {}
+
+
 def _missing_modules(name: str) -> list[str]:
-    """Modules the optional tokenizer ``name`` needs that are not installed (found without importing them)."""
+    """Modules the optional tokenizer ``name`` needs that are not installed (looked up once, not imported)."""
     modules, _ = _OPTIONAL_DEPS[name]
-    return [m for m in modules if importlib.util.find_spec(m) is None]
+    for module in modules:
+        if module not in _module_found:
+            _module_found[module] = importlib.util.find_spec(module) is not None
+    return [m for m in modules if not _module_found[m]]
 
 
 def _spm_model_path(name: str) -> str:
@@ -510,41 +529,35 @@ def tokenize_corpus(lines: Sequence[str], name: str = "13a", lowercase: bool = F
     """Tokenize every line as sacrebleu's BLEU does: for each line,
     ``BLEU(tokenize=name, lowercase=lowercase)._preprocess_segment(line).split()``.
 
+    Identical lines are tokenized once and share one list object: treat the result as read-only (copy a
+    list before changing it).  Copying them would cost more than tokenizing a repeated corpus.
     Raises ConfigError for an unknown or unusable tokenizer name and TypeError for a non-str entry.
-    Every returned list is a distinct object (safe to mutate), also for duplicate lines.
     """
-    _check_name(name)
-    if name in _OPTIONAL_DEPS:
-        _sacrebleu_tokenizer(name)  # fail early, before validating a big corpus
-    items = _as_str_list(lines)
-    if not items:
-        return []
+    tokens, index = tokenize_unique(lines, name, lowercase)
+    if len(tokens) == len(index):  # no duplicates: index is 0, 1, 2, ...
+        return tokens
     with _gc_paused():
-        unique = dict.fromkeys(items)
-        if len(unique) * 5 > len(items) * 4:  # < 20 % duplicates: not worth mapping back
-            return _tokenize_lines(items, name, bool(lowercase))
-        table = dict(zip(unique, _tokenize_lines(list(unique), name, bool(lowercase))))
-        return list(map(list.copy, map(table.__getitem__, items)))
+        return list(map(tokens.__getitem__, index))
 
 
 def tokenize_unique(
     lines: Sequence[str], name: str = "13a", lowercase: bool = False
 ) -> tuple[list[list[str]], list[int]]:
-    """``(tokens, index)``: the tokens of each *distinct* line (first-occurrence order) and, for every line,
-    the position of its tokens, so ``tokens[index[i]] == tokenize_corpus(lines, name, lowercase)[i]``.
+    """``(tokens, index)``: the tokens of each *distinct* line (in first-occurrence order) and, for every line,
+    the position of its tokens: ``tokens[index[i]] == tokenize_corpus(lines, name, lowercase)[i]``.
 
-    For callers that can reuse work across identical segments (repeated references, test-set copies): it
-    skips tokenizing duplicates *and* copying their lists.  Same errors as tokenize_corpus.
+    For callers that can reuse work across identical segments (repeated references, concatenated test sets).
+    Same errors as tokenize_corpus.
     """
     _check_name(name)
     if name in _OPTIONAL_DEPS:
-        _sacrebleu_tokenizer(name)
+        _sacrebleu_tokenizer(name)  # fail early, before validating a big corpus
     items = _as_str_list(lines)
     with _gc_paused():
-        unique = dict.fromkeys(items)
-        keys = list(unique)
+        keys = list(dict.fromkeys(items))  # first-occurrence order
         position = {line: i for i, line in enumerate(keys)}
-        return _tokenize_lines(keys, name, bool(lowercase)), list(map(position.__getitem__, items))
+        index = list(map(position.__getitem__, items)) if len(keys) < len(items) else list(range(len(items)))
+        return _tokenize_lines(keys, name, bool(lowercase)), index
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -587,18 +600,22 @@ def _benchmark(data_dir: str, n_lines: int = 100_000) -> list[str]:  # pragma: n
             times.append(time.perf_counter() - start)
         return min(times)
 
+    def sacrebleu_run(corpus: list[str], name: str) -> Callable[[], object]:
+        def run() -> object:
+            bleu = BLEU(tokenize=name)  # a fresh tokenizer: its lru_cache starts cold, as in a new process
+            return [bleu._preprocess_segment(line).split() for line in corpus]
+
+        return run
+
     report = []
     for name in ("13a", "intl", "zh", "char", "none"):
-        bleu = BLEU(tokenize=name)
-        tok = bleu.tokenizer
-        method = type(tok).__call__
-        uncached = partial(getattr(method, "__wrapped__", method), tok)
         ours_rep = best(lambda: tokenize_corpus(repeated, name))
         ours_uni = best(lambda: tokenize_corpus(unique, name))
-        sb_rep = best(lambda: [bleu._preprocess_segment(line).split() for line in repeated], 1)
-        sb_uni = best(lambda: [uncached(line.rstrip()).split() for line in unique], 1)
+        sb_rep = best(sacrebleu_run(repeated, name), 2)
+        sb_uni = best(sacrebleu_run(unique, name), 2)
         report.append(
-            f"{name}: repeated {ours_rep:.2f} s vs sacrebleu {sb_rep:.2f} s; unique {ours_uni:.2f} s vs {sb_uni:.2f} s"
+            f"{name}: repeated {ours_rep:.3f} s vs sacrebleu {sb_rep:.2f} s ({sb_rep / ours_rep:.0f}x); "
+            f"unique {ours_uni:.2f} s vs {sb_uni:.2f} s ({sb_uni / ours_uni:.1f}x)"
         )
     return report
 

@@ -180,7 +180,8 @@ def _store_of(config: Any) -> tuple[str | None, Path, str]:
 
 
 class PrepareStoreCallback(Callback):
-    """Creates the tracking store before any job runs (parallel jobs must not race on the SQLite migration)."""
+    """Creates the tracking store before a sweep's jobs run (parallel jobs must not race on the SQLite
+    migration). A single run creates it itself, after validation, so a bad config costs no database work."""
 
     def _prepare(self, config: Any) -> None:
         try:
@@ -190,9 +191,6 @@ class PrepareStoreCallback(Callback):
                 prepare_store(uri, experiment, runs_dir)
         except Exception as exc:  # the job itself reports tracking problems; never block scoring here
             log.warning("could not prepare the tracking store: %s", exc)
-
-    def on_run_start(self, config: Any, **kwargs: Any) -> None:
-        self._prepare(config)
 
     def on_multirun_start(self, config: Any, **kwargs: Any) -> None:
         self._started = time.time()

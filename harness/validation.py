@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from .bleu import get_profile, sentence_scores
+from .bleu import get_profile
 from .correlation import (block_protocol, compare_system_correlations, correlate, ranking_agreement,
                           segment_level, system_level)
 from .experiment import ExperimentResult, ScoredCell, score_fn
@@ -54,6 +54,7 @@ def validate(result: ExperimentResult) -> None:
         log.warning("fewer than 3 systems with human scores: no correlations")
         return
     hname = human.name
+    full = "+".join(max(spec.refsets, key=len))
     for (refset, variant), cells in _groups(result).items():
         cells = [c for c in cells if c.system.name in scored]
         opts = cells[0].variant.options
@@ -61,7 +62,7 @@ def validate(result: ExperimentResult) -> None:
         hseg = np.stack([human.seg[c.system.name] for c in cells])
         masks = [(True, None)] + ([(False, ~is_human)] if is_human.any() else [])
         base = {"dataset": spec.dataset, "refset": refset, "variant": variant, "human_score": hname}
-        sent = np.stack([sentence_scores(c.stats, opts).score for c in cells])
+        sent = np.stack([c.sentences().score for c in cells])
         for include_human, mask in masks:
             if get_profile(opts.profile).additive:
                 stats = np.stack([c.stats.matrix(opts.ref_length) for c in cells])
@@ -69,8 +70,9 @@ def validate(result: ExperimentResult) -> None:
                                     seed=spec.seed)
             else:
                 rows = _point_rows(cells, hseg, mask)
-            rows += segment_level(sent, hseg, system_mask=mask, n_samples=min(spec.n_samples, SEGMENT_CI_SAMPLES),
-                                  seed=spec.seed)
+            # segment-level CIs (each resample re-ranks every pair) for the full reference set only
+            seg_samples = min(spec.n_samples, SEGMENT_CI_SAMPLES) if refset == full else 0
+            rows += segment_level(sent, hseg, system_mask=mask, n_samples=seg_samples, seed=spec.seed)
             result.correlation_rows.extend({**base, "include_human": include_human, **r} for r in rows)
     if spec.paper_protocol:
         paper_protocol(result, scored)

