@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
-from .bleu import NLTK_METHODS, PROFILES, BleuOptions, BleuScore, corpus_score, make_options, score_at, sentence_scores, signature
+from .bleu import (NLTK_METHODS, PROFILES, BleuOptions, BleuScore, corpus_score, make_options, nrefs_label, score_at,
+                   sentence_scores, signature)
 from .corpus import check_parallel, read_text
 from .errors import ConfigError, HarnessError
 from .scoring import PreparedReferences
@@ -44,6 +45,16 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--weights", type=float, nargs="+", default=None, help="n-gram weights, one per order")
     g.add_argument("--profile", default="sacrebleu", choices=PROFILES, help="reproduce another tool's numbers")
     p.add_argument("--sentence-level", "-sl", action="store_true", help="score every segment")
+    t = p.add_argument_group("significance (over the statistics; sacrebleu-exact with the same seed)")
+    tests = t.add_mutually_exclusive_group()
+    tests.add_argument("--paired-bs", "-pbs", action="store_true",
+                       help="paired bootstrap resampling against the first -i file (1000 resamples)")
+    tests.add_argument("--paired-ar", "-par", action="store_true",
+                       help="paired approximate randomization against the first -i file (10000 trials)")
+    t.add_argument("--n-samples", type=int, default=None,
+                   help="resamples / trials (default: 1000 bootstrap, 10000 AR, 1000 for --confidence)")
+    t.add_argument("--seed", type=int, default=None, help="random seed (default: $SACREBLEU_SEED, else 12345)")
+    t.add_argument("--confidence", "-ci", action="store_true", help="95%% bootstrap confidence intervals")
     p.add_argument("--format", "-f", default="text", choices=("text", "json", "tsv"), help="output format")
     p.add_argument("--width", "-w", type=int, default=2, help="decimals in text output (default 2)")
     return p
@@ -150,13 +161,79 @@ def report_sentences(systems: list[System], opts: BleuOptions, fmt: str, width: 
     return "\n".join(lines)
 
 
+def _seed(args: argparse.Namespace) -> int | None:
+    from .significance import sacrebleu_seed
+
+    return args.seed if args.seed is not None else sacrebleu_seed()
+
+
+def report_paired(systems: list[System], opts: BleuOptions, args: argparse.Namespace) -> str:
+    """sacrebleu's ``--paired-bs`` / ``--paired-ar`` output (baseline first), or its JSON / TSV."""
+    from .significance import bleu_score_fn, format_paired_text, paired_test, signature_extra
+
+    if len(systems) < 2:
+        raise ConfigError("paired_bs" if args.paired_bs else "paired_ar",
+                          "paired tests need at least two -i files (the first is the baseline)")
+    test = "bs" if args.paired_bs else "ar"
+    seed = _seed(args)
+    results = paired_test([(s.name, s.stats) for s in systems], bleu_score_fn(opts), test, args.n_samples, seed,
+                          args.confidence)
+    sig = signature(opts, nrefs_label(systems[0].stats), signature_extra(test, results[0].n_samples, seed))
+    if args.format == "text":
+        return format_paired_text(results, args.width, sig)
+    rows = []
+    for system, res in zip(systems, results):
+        score = corpus_score(system.stats, opts, signature_extra(test, res.n_samples, seed))
+        row = {**_score_dict(system.name, score), **res.json_fields(args.confidence or test == "bs")}
+        if not args.confidence and test == "bs":
+            row = {k: v for k, v in row.items() if k not in ("mean", "ci")}
+        rows.append(row)
+    if args.format == "json":
+        return json.dumps(rows, indent=1, ensure_ascii=False)
+    cols = ["name", "score", "p_value"] + (["ci_low", "ci_high"] if "ci_low" in rows[0] else []) + ["signature"]
+    return _tsv(rows, cols)
+
+
+def report_confidence(systems: list[System], opts: BleuOptions, args: argparse.Namespace) -> str:
+    """sacrebleu's ``--confidence``: every score with its bootstrap mean and 95% half-width."""
+    from .significance import bleu_score_fn, bootstrap_ci, signature_extra
+
+    seed = _seed(args)
+    n = args.n_samples or 1000
+    cis = bootstrap_ci([(s.name, s.stats) for s in systems], bleu_score_fn(opts), n, seed)
+    extra = signature_extra("bs", n, seed)
+    rows = []
+    lines = []
+    for system, ci in zip(systems, cis):
+        score = corpus_score(system.stats, opts, extra)
+        rows.append({**_score_dict(system.name, score), "mean": ci.mean, "ci": ci.ci, "ci_low": ci.ci_low,
+                     "ci_high": ci.ci_high})
+        prec = "/".join(f"{p:.1f}" for p in score.precisions)
+        prefix = f"{system.name}  " if len(systems) > 1 else ""
+        lines.append(f"{prefix}BLEU|{score.signature} = {ci.format(args.width)} {prec} (BP = {score.bp:.3f} "
+                     f"ratio = {score.ratio:.3f} hyp_len = {score.hyp_len} ref_len = {score.ref_len})")
+    if args.format == "json":
+        return json.dumps(rows, indent=1, ensure_ascii=False)
+    if args.format == "tsv":
+        return _tsv(rows, ["name", "score", "mean", "ci", "ci_low", "ci_high", "signature"])
+    return "\n".join(lines)
+
+
 def run(argv: Sequence[str] | None = None) -> str:
     """Parse ``argv``, score, and return the text to print (raises :class:`HarnessError` on bad input)."""
     args = build_parser().parse_args(argv)
     opts = _options(args)
+    paired = args.paired_bs or args.paired_ar
+    if args.sentence_level and (paired or args.confidence):
+        raise ConfigError("sentence_level", "statistical tests and confidence intervals are corpus-level; drop "
+                          "--sentence-level")
     systems = score_files(args, opts)
     if args.sentence_level:
         return report_sentences(systems, opts, args.format, args.width)
+    if paired:
+        return report_paired(systems, opts, args)
+    if args.confidence:
+        return report_confidence(systems, opts, args)
     return report_corpus(systems, opts, args.format, args.width)
 
 

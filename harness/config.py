@@ -259,6 +259,20 @@ def check_allowed(path: str, key: str, roots: Sequence[Path]) -> Path:
     return resolved
 
 
+def _human_scores(hcfg: Any, from_dataset: Any, systems: list[str], n_segments: int, roots: Sequence[Path]) -> Any:
+    """The human judgments of the experiment: none, the dataset's (optionally one named score), or explicit TSVs."""
+    from .corpus import read_human_tsv
+
+    if hcfg is None or hcfg.name == "none":
+        return None
+    if hcfg.seg_path is None and hcfg.sys_path is None:
+        return from_dataset
+    seg = None if hcfg.seg_path is None else check_allowed(str(hcfg.seg_path), "human.seg_path", roots)
+    sys_ = None if hcfg.sys_path is None else check_allowed(str(hcfg.sys_path), "human.sys_path", roots)
+    return read_human_tsv(seg, sys_, systems=systems, n_segments=n_segments, name=str(hcfg.name or "human"),
+                          higher_is_better=True if hcfg.higher_is_better is None else bool(hcfg.higher_is_better))
+
+
 def build_spec(cfg: Any, output_dir: str | None = None) -> ExperimentSpec:
     """Validate the composed config and read every input; raises ConfigError / InputError before any scoring."""
     from omegaconf import OmegaConf
@@ -306,6 +320,7 @@ def build_spec(cfg: Any, output_dir: str | None = None) -> ExperimentSpec:
     if not systems:
         raise ConfigError("system", "no systems to score: give a dataset folder or a system config")
     n_segments = check_parallel([*refs.values(), *(s.text for s in systems)])
+    human = _human_scores(cfg.human, human, [s.name for s in systems], n_segments, roots)
     refsets = parse_refsets(ds_cfg.refsets, list(refs))
     experiment = str(cfg.experiment_name)
     runs_dir = Path(str(cfg.runs_dir)).resolve()

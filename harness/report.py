@@ -91,23 +91,57 @@ def significance_section(result: ExperimentResult) -> str:
     return "\n".join(out) + "\n"
 
 
-def correlation_section(result: ExperimentResult) -> str:
-    rows = result.correlation_rows
-    if not rows:
+def _full(result: ExperimentResult) -> str:
+    return "+".join(max(result.spec.refsets, key=len))
+
+
+def _corr(result: ExperimentResult, **match: Any) -> dict[str, dict[str, Any]]:
+    """Correlation rows matching ``match``, by variant."""
+    return {r["variant"]: r for r in result.correlation_rows if all(r.get(k) == v for k, v in match.items())}
+
+
+def _with_ci(row: dict[str, Any] | None) -> str:
+    if row is None:
         return ""
-    out = ["## Correlation with human judgments", ""]
-    sys_rows = [r for r in rows if r["level"] == "system"]
-    table = []
-    for r in sys_rows:
-        table.append([r["variant"], r["refset"], r["method"], "yes" if r["include_human"] else "no", r["value"],
-                      f"[{_fmt(r['ci_low'], 3)}, {_fmt(r['ci_high'], 3)}]", r["p_value"], r["n"]])
-    out += ["### System level (BLEU vs mean human score per system)", "",
-            _table(["variant", "refset", "method", "human systems", "value", "95% CI", "p", "n"], table, 3), ""]
-    seg_rows = [r for r in rows if r["level"] == "segment"]
-    table = [[r["variant"], r["refset"], r["method"], r["grouping"], "yes" if r["include_human"] else "no",
-              r["value"], f"[{_fmt(r['ci_low'], 3)}, {_fmt(r['ci_high'], 3)}]", r["n"]] for r in seg_rows]
-    out += ["### Segment level (sentence BLEU vs segment human score)", "",
-            _table(["variant", "refset", "method", "grouping", "human systems", "value", "95% CI", "n"], table, 3), ""]
+    ci = "" if math.isnan(float(row["ci_low"])) else f" [{row['ci_low']:.2f}, {row['ci_high']:.2f}]"
+    return f"{row['value']:.3f}{ci}"
+
+
+def correlation_section(result: ExperimentResult) -> str:
+    if not result.correlation_rows:
+        return ""
+    full = _full(result)
+    variants = [v.name for v in result.spec.variants]
+    has_human = any(s.human for s in result.spec.systems)
+    out = ["## Correlation with human judgments", "",
+           f"System level: BLEU vs the mean human score per system, references {full}; 95% bootstrap intervals "
+           f"over segments ({result.spec.n_samples} resamples, seed {result.spec.seed}).", ""]
+    cols = [("pearson", False), ("spearman", False), ("kendall", False)]
+    if has_human:
+        cols = [("pearson", True)] + cols
+    rows = []
+    for v in variants:
+        row: list[Any] = [v]
+        for method, include in cols:
+            row.append(_with_ci(_corr(result, refset=full, level="system", method=method,
+                                      include_human=include if has_human else True).get(v)))
+        rows.append(row)
+    heads = [f"{m}{' (all systems)' if inc else (' (MT only)' if has_human else '')}" for m, inc in cols]
+    out += [_table(["variant"] + heads, rows), ""]
+    singles = [("+".join(r)) for r in result.spec.refsets if "+".join(r) != full]
+    if singles:
+        rows = [[v] + [_with_ci(_corr(result, refset=r, level="system", method="pearson",
+                                      include_human=not has_human).get(v)) for r in singles + [full]]
+                for v in variants]
+        out += ["Pearson r per reference set" + (" (MT systems only)" if has_human else "") + ":", "",
+                _table(["variant"] + singles + [full], rows), ""]
+    seg_cols = [("pearson", "none"), ("kendall", "none"), ("kendall", "item"), ("kendall_like", "none")]
+    rows = [[v] + [_with_ci(_corr(result, refset=full, level="segment", method=m, grouping=g,
+                                  include_human=not has_human).get(v)) for m, g in seg_cols] for v in variants]
+    out += ["Segment level: sentence BLEU vs segment human scores" + (" (MT systems only)" if has_human else "")
+            + "; `none` pools all system x segment pairs, `item` correlates across systems per segment and "
+              "averages; `kendall_like` is the WMT17-20 pairwise variant (metric ties count as discordant).", "",
+            _table(["variant"] + [f"{m} / {g}" for m, g in seg_cols], rows), ""]
     return "\n".join(out)
 
 
@@ -118,54 +152,81 @@ def paper_section(result: ExperimentResult) -> str:
     out = ["## The paper's protocol", ""]
     blocks = ex["blocks"]
     if blocks:
-        out += ["### Blocks (corpus BLEU on 20 contiguous blocks)", "",
-                _table(["variant", "refset", "system", "mean", "std"],
-                       [[b["variant"], b["refset"], b["system"], b["mean"], b["std"]] for b in blocks]), ""]
-        t_rows = [r for r in result.significance_rows if r.get("test") == "block_t"]
-        out += ["Paired t between neighbours (in order of mean block BLEU; the paper reports t = 6, 3.4, 24, 11):",
-                "", _table(["variant", "system_a", "system_b", "delta", "t", "p"],
-                           [[r["variant"], r["system_a"], r["system_b"], r["delta"], r["statistic"], r["p_value"]]
-                            for r in t_rows]), ""]
+        first = blocks[0]["variant"]
+        rows = [b for b in blocks if b["variant"] == first]
+        out += [f"### Blocks: corpus BLEU on 20 contiguous blocks ({first}, {rows[0]['refset']})", "",
+                "The paper's Table 2 analogue (all variants in `significance.parquet`, test `block_t`).", "",
+                _table(["system", "mean", "std"], [[b["system"], b["mean"], b["std"]] for b in rows]), ""]
+        t_rows = [r for r in result.significance_rows if r.get("test") == "block_t" and r["variant"] == first]
+        out += ["Paired t between neighbours in order of mean block BLEU (the paper: t = 6, 3.4, 24, 11; |t| > 2.09 "
+                "is significant at 95% with 19 degrees of freedom):", "",
+                _table(["system_a", "system_b", "delta", "t", "p"],
+                       [[r["system_a"], r["system_b"], r["delta"], r["statistic"], r["p_value"]] for r in t_rows]), ""]
     agree = ex.get("ranking_agreement") or []
     if agree:
         out += ["### One reference vs all references", "",
+                "Does the ranking survive with fewer references (the paper: yes)? Kendall tau between the system "
+                "rankings.", "",
                 _table(["variant", "refset", "vs", "Kendall tau", "same order", "discordant pairs"],
                        [[a["variant"], a["refset"], a["versus"], a["kendall_tau"], a["identical_order"],
                          a["n_discordant"]] for a in agree]), ""]
     comp = ex.get("variant_comparison") or []
     if comp:
         out += ["### Which variant agrees best (system-level Pearson, MT systems, all references)", "",
-                _table(["best", "other", "r best", "r other", "delta", "p", "95% CI of delta"],
+                "Paired bootstrap over segments: both variants' correlations on the same resamples.", "",
+                _table(["best", "other", "r best", "r other", "delta (other - best)", "p", "95% CI of delta"],
                        [[c["best"], c["other"], c["r_best"], c["r_other"], c["delta"], c["p_value"],
                          f"[{_fmt(c['ci_low'], 3)}, {_fmt(c['ci_high'], 3)}]"] for c in comp], 3), ""]
     return "\n".join(out)
 
 
 def discussion(result: ExperimentResult) -> str:
-    rows = [r for r in result.correlation_rows if r["level"] == "system" and r["method"] == "pearson"]
-    if not rows:
+    if not result.correlation_rows:
         return ""
-    full = "+".join(max(result.spec.refsets, key=len))
-    pick = {(r["variant"], bool(r["include_human"])): r["value"] for r in rows if r["refset"] == full}
-    seg = [r for r in result.correlation_rows if r["level"] == "segment" and r["refset"] == full
-           and r["method"] == "kendall" and r["grouping"] == "none" and r["include_human"]]
+    full = _full(result)
+    spec = result.spec
+    has_human = any(s.human for s in spec.systems)
+    first = spec.variants[0].name
+    mt = _corr(result, refset=full, level="system", method="pearson", include_human=not has_human)
+    tau = _corr(result, refset=full, level="system", method="kendall", include_human=not has_human)
+    allsys = _corr(result, refset=full, level="system", method="pearson", include_human=True)
+    seg = _corr(result, refset=full, level="segment", method="kendall", grouping="none", include_human=not has_human)
     lines = ["## Discussion", ""]
-    for v in result.spec.variants:
-        mt = pick.get((v.name, False))
-        allsys = pick.get((v.name, True))
-        lines.append(f"- **{v.name}** ({full}): Pearson r = {_fmt(allsys, 3)} with the human translation among the "
-                     f"systems" + (f", {_fmt(mt, 3)} on MT systems only" if mt is not None else "") + ".")
-    if seg:
-        lines.append("- Segment level (Kendall tau-b, all system x segment pairs): "
-                     + ", ".join(f"{r['variant']} {_fmt(r['value'], 3)}" for r in seg) + ".")
+    if first in mt:
+        lines.append(f"- **System level.** With {first} BLEU against {full}, Pearson r = {_with_ci(mt[first])} and "
+                     f"Kendall tau = {_with_ci(tau.get(first))} on the {mt[first]['n']} "
+                     f"{'MT ' if has_human else ''}systems.")
+    if has_human and first in allsys:
+        humans = [s.name for s in spec.systems if s.human]
+        cells = {c.system.name: c.score.score for c in result.cells if c.refset == full and c.variant.name == first}
+        rank = sorted(cells, key=lambda s: -cells[s])
+        hs = spec.human
+        hum_rank = sorted((s for s in cells if s in hs.seg), key=lambda s: -float(np.nanmean(hs.seg[s]))
+                          * (1 if hs.higher_is_better else -1))
+        lines.append(f"- **With the human translation** ({', '.join(humans)}) among the systems, r falls to "
+                     f"{_with_ci(allsys[first])}: BLEU ranks {humans[0]} {rank.index(humans[0]) + 1} of {len(rank)}, "
+                     f"the human judges rank it {hum_rank.index(humans[0]) + 1} of {len(hum_rank)}. BLEU rewards "
+                     "closeness to the references, not translation quality as such (Callison-Burch et al. 2006).")
+    if first in seg:
+        lines.append(f"- **Segment level.** Kendall tau-b of sentence BLEU ({first}) vs segment scores = "
+                     f"{_with_ci(seg[first])}: weak, as is known for BLEU on single sentences.")
+    comp = result.extras.get("variant_comparison") or []
+    if comp:
+        best = comp[0]["best"]
+        vs_first = next((c for c in comp if c["other"] == first), None)
+        text = f"- **Best variant here:** {best} (r = {comp[0]['r_best']:.3f})"
+        if vs_first is not None:
+            text += (f"; against {first} (r = {vs_first['r_other']:.3f}) the difference has p = "
+                     f"{vs_first['p_value']:.3f}" + (" (not significant)." if vs_first["p_value"] >= 0.05 else "."))
+        lines.append(text)
     lines += ["",
               f"Papineni et al. (2002) report r = {PAPER_R['monolingual']} (monolingual judges) and "
-              f"{PAPER_R['bilingual']} (bilingual judges) over five systems: three weak 2002 MT systems and two "
-              "human translators, judged on a 1-5 scale. Here the judges are MQM experts annotating errors, the "
-              "systems are strong neural WMT21 submissions within a few BLEU of each other, and a human "
-              "translation is scored as a system: BLEU penalises its legitimate divergence from the references, "
-              "which is why correlations with and without it differ. Close systems leave little range for any "
-              "metric, so wide confidence intervals are expected and honest.", ""]
+              f"{PAPER_R['bilingual']} (bilingual judges) over five systems: three MT systems of 2002, far apart "
+              "in quality, and two human translators, judged on a 1-5 scale, with four references. Here the judges "
+              "are MQM experts annotating errors, the systems are strong neural WMT21 submissions within a few "
+              "BLEU of each other (a narrow range leaves little for any metric to correlate with, hence wide "
+              "intervals), there are two references, and a human translation is scored as a system, where BLEU "
+              "penalises its legitimate divergence from the references.", ""]
     return "\n".join(lines)
 
 
@@ -190,8 +251,12 @@ def figures(result: ExperimentResult, out: Path) -> list[Path]:
     human = result.spec.human
     if human is not None and result.correlation_rows:
         sign = 1.0 if human.higher_is_better else -1.0
-        fig, axes = plt.subplots(1, len(variants), figsize=(3.6 * len(variants), 3.4), squeeze=False)
-        for ax, v in zip(axes[0], variants):
+        ncol = min(4, len(variants))
+        nrow = -(-len(variants) // ncol)
+        fig, axes = plt.subplots(nrow, ncol, figsize=(3.8 * ncol, 3.4 * nrow), squeeze=False)
+        for ax in axes.ravel()[len(variants):]:
+            ax.set_visible(False)
+        for ax, v in zip(axes.ravel(), variants):
             pts = [(c.score.score, sign * float(np.nanmean(human.seg[c.system.name])), c.system)
                    for c in cells if c.variant.name == v and c.system.name in human.seg]
             x = np.array([p[0] for p in pts])
@@ -203,17 +268,20 @@ def figures(result: ExperimentResult, out: Path) -> list[Path]:
             mt = np.array([not p[2].human for p in pts])
             if mt.sum() >= 2:
                 slope, icept = np.polyfit(x[mt], y[mt], 1)
-                xs = np.linspace(x.min(), x.max(), 10)
+                xs = np.linspace(x[mt].min(), x[mt].max(), 10)  # fitted on MT systems: no extrapolation
                 ax.plot(xs, slope * xs + icept, color="gray")
                 r = float(np.corrcoef(x[mt], y[mt])[0, 1])
                 ax.set_title(f"{v}: r = {r:.3f} (MT systems)", fontsize=9)
             ax.set_xlabel("BLEU")
             ax.set_ylabel(f"human ({human.name})")
+        fig.suptitle("BLEU vs human judgments (red: human translation; line: least squares over MT systems)",
+                     fontsize=10)
+        fig.tight_layout()
         paths.append(_save(fig, out / "bleu_vs_human.png"))
     blocks = result.extras.get("blocks") or []
     if blocks:
         fig, ax = plt.subplots(figsize=(7, 4))
-        for v in dict.fromkeys(b["variant"] for b in blocks):
+        for v in list(dict.fromkeys(b["variant"] for b in blocks))[:3]:
             rows = [b for b in blocks if b["variant"] == v]
             ax.errorbar([b["system"] for b in rows], [b["mean"] for b in rows], yerr=[b["std"] for b in rows],
                         fmt="o", capsize=3, label=v)

@@ -352,9 +352,7 @@ def _batch_none(lines: list[str], lowercase: bool) -> list[list[str]]:
 # sacrebleu's own tokenizer objects (per-line exact path; optional tokenizers)
 # ---------------------------------------------------------------------------------------------------------------
 
-_instances: dict[str, Any] = {}
-
-
+_instances: dict[str, Any] = {}  # one sacrebleu tokenizer object per name, for the whole process
 _module_found: dict[str, bool] = {}
 
 
@@ -363,7 +361,10 @@ def _missing_modules(name: str) -> list[str]:
     modules, _ = _OPTIONAL_DEPS[name]
     for module in modules:
         if module not in _module_found:
-            _module_found[module] = importlib.util.find_spec(module) is not None
+            try:
+                _module_found[module] = importlib.util.find_spec(module) is not None
+            except (ImportError, ValueError):  # e.g. a half-initialised module in sys.modules
+                _module_found[module] = False
     return [m for m in modules if not _module_found[m]]
 
 
@@ -441,7 +442,8 @@ def _batch_with_fallback(
     good = [i for i in range(len(prepared)) if i not in bad_set]
     out: list[list[str]] = [[] for _ in prepared]
     good_result = batch([prepared[i] for i in good]) if good else []
-    assert good_result is not None
+    if good_result is None:  # cannot happen (the reserved lines were taken out); stay exact regardless
+        good_result = _per_line([lines[i] for i in good], name, lowercase)
     for i, tokens in zip(good, good_result):
         out[i] = tokens
     for i, tokens in zip(bad, _per_line([lines[i] for i in bad], name, lowercase)):
