@@ -121,8 +121,9 @@ def track(result: ExperimentResult, artifacts: list[Path], job_name: str) -> str
               "variants": [v.name for v in spec.variants], "seed": spec.seed, "n_samples": spec.n_samples,
               "harness_version": __version__}
     tags = {"dataset": spec.dataset, "experiment": spec.experiment, "output_dir": str(spec.output_dir), **hashes}
-    return log_job(spec.tracking_uri, spec.experiment, spec.runs_dir, job_name, params, tags, job_metrics, cells,
-                   artifacts, spec.output_dir / "tracking_pending.json")
+    with progress_bar(len(cells), "MLflow runs", spec.progress) as bar:
+        return log_job(spec.tracking_uri, spec.experiment, spec.runs_dir, job_name, params, tags, job_metrics,
+                       cells, artifacts, spec.output_dir / "tracking_pending.json", bar)
 
 
 def metric_name(key: str) -> str:
@@ -156,7 +157,9 @@ def run_job(cfg: DictConfig, job_dir: str, job_name: str) -> ExperimentResult:
              len(spec.refsets), len(spec.variants), spec.n_segments)
     with progress_bar(n_statistics_jobs(spec), "statistics", spec.progress) as bar:
         result = score_experiment(spec, bar)
-    resample(result)
+    with progress_bar(1, "resampling", spec.progress) as bar:
+        resample(result)
+        bar.update(1)
     if spec.correlation or spec.paper_protocol:
         from .validation import validate
 

@@ -9,6 +9,7 @@ is ever instantiated (no ``_target_``): variants map to BLEU options through our
 
 from __future__ import annotations
 
+import logging
 import os
 from dataclasses import dataclass, field
 from importlib import resources
@@ -18,6 +19,8 @@ from typing import Any, Dict, List, Optional, Sequence
 from .bleu import BleuOptions, make_options
 from .corpus import Dataset, TextFile, check_parallel, load_dataset, read_text, refset_name, safe_name
 from .errors import ConfigError
+
+log = logging.getLogger(__name__)
 
 DEMO_DATASET = "wmt21_news_ende"
 
@@ -320,6 +323,9 @@ def build_spec(cfg: Any, output_dir: str | None = None) -> ExperimentSpec:
     if not systems:
         raise ConfigError("system", "no systems to score: give a dataset folder or a system config")
     n_segments = check_parallel([*refs.values(), *(s.text for s in systems)])
+    for text in [*refs.values(), *(s.text for s in systems)]:
+        for warning in text.warnings:
+            log.warning("%s: %s", text.path, warning)
     human = _human_scores(cfg.human, human, [s.name for s in systems], n_segments, roots)
     refsets = parse_refsets(ds_cfg.refsets, list(refs))
     experiment = str(cfg.experiment_name)

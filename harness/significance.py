@@ -746,7 +746,7 @@ def format_paired_text(results: Sequence[PairedResult], width: int = 2, signatur
     head = (metric + " (μ ± 95% CI)") if has_ci else metric
     name_w = max(len("System"), *(len(x) for x in labels))
     cell_w = max(len(head), *(len(x) for x in cells))
-    lines = [f"{'System':>{name_w}}  {head:<{cell_w}}", f"{'-' * name_w}  {'-' * cell_w}"]
+    lines = [f"{'System':>{name_w}}  {head}", f"{'-' * name_w}  {'-' * cell_w}"]
     lines += [f"{lab:>{name_w}}  {cell:<{cell_w}}".rstrip() for lab, cell in zip(labels, cells)]
     lines.append("")
     if first.test == "paired_bs":

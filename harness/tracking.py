@@ -59,11 +59,43 @@ def check_server(uri: str, timeout: float = 5.0) -> None:
         raise TrackingError(f"tracking server {uri} is unreachable ({exc})") from None
 
 
+_SQLITE_TUNED = False
+
+
+def tune_sqlite() -> None:
+    """WAL journal + ``synchronous=NORMAL`` on every SQLite connection of this process.
+
+    MLflow commits several times per call (``log_batch`` alone commits ~6 times) and each commit of a default
+    (rollback-journal, ``synchronous=FULL``) SQLite database waits for an fsync: ~150 ms per nested run here,
+    ~40 ms with WAL. WAL also lets readers (``mlflow ui``) and parallel jobs work without blocking each other.
+    ``NORMAL`` in WAL mode never corrupts the database; at worst a power cut loses the last transactions,
+    which a rerun of the job logs again (the Parquet tables are the system of record).
+    """
+    global _SQLITE_TUNED
+    if _SQLITE_TUNED:
+        return
+    import sqlite3
+
+    from sqlalchemy import event
+    from sqlalchemy.engine import Engine
+
+    @event.listens_for(Engine, "connect")
+    def _pragmas(connection: Any, _record: Any) -> None:
+        if isinstance(connection, sqlite3.Connection):
+            cursor = connection.cursor()
+            cursor.execute("PRAGMA journal_mode=WAL")
+            cursor.execute("PRAGMA synchronous=NORMAL")
+            cursor.close()
+
+    _SQLITE_TUNED = True
+
+
 def prepare_store(uri: str, experiment: str, runs_dir: Path) -> str:
     """Create (and migrate) the store and the experiment if needed; return the experiment id."""
     check_server(uri)
     if uri.startswith("sqlite:"):
         runs_dir.mkdir(parents=True, exist_ok=True)
+        tune_sqlite()
     from mlflow.tracking import MlflowClient
 
     client = MlflowClient(tracking_uri=uri)
@@ -109,6 +141,7 @@ def log_job(
     cells: Sequence[Mapping[str, Any]],
     artifacts: Sequence[Path],
     pending_path: Path,
+    progress: Any = None,
 ) -> str:
     """Log one job: the parent run (params, tags, metrics, artifacts) and one nested run per cell.
 
@@ -118,6 +151,8 @@ def log_job(
     """
     from mlflow.tracking import MlflowClient
 
+    if uri.startswith("sqlite:"):
+        tune_sqlite()
     client = MlflowClient(tracking_uri=uri)
     parent_id = None
     try:
@@ -132,6 +167,8 @@ def log_job(
             client.log_batch(run.info.run_id, metrics=_metrics(cell["metrics"], ts), params=_params(cell["params"]),
                              tags=_tags(cell["tags"]))
             client.set_terminated(run.info.run_id, "FINISHED")
+            if progress is not None:
+                progress.update(1)
         for path in artifacts:
             if path.is_dir():
                 client.log_artifacts(parent_id, str(path), artifact_path=path.name)

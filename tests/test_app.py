@@ -239,3 +239,26 @@ def test_unreachable_server_keeps_tables_and_fails_fast(tmp_path):
     assert "unreachable" in proc.stderr and "Parquet tables are written" in proc.stderr
     out = next((tmp_path / "runs" / "demo").rglob("system_scores.parquet")).parent
     assert (out / "tracking_pending.json").exists()
+
+
+def test_paper_validation_end_to_end(tmp_path):
+    proc = run_harness(tmp_path, "experiment=paper_validation", "tracking=false", "n_samples=200")
+    out = tmp_path / "runs" / "paper_validation"
+    corr = pd.read_parquet(next(out.rglob("correlations.parquet")))
+    job = next(out.rglob("correlations.parquet")).parent
+    assert {"system", "segment"} == set(corr["level"]) and {True, False} == set(corr["include_human"])
+    assert {"pearson", "spearman", "kendall"} <= set(corr["method"]) and {"none", "item"} == set(corr["grouping"])
+    paper = corr[(corr.variant == "paper") & (corr.refset == "ref-C+ref-D") & (corr.level == "system")
+                 & (corr.method == "pearson") & ~corr.include_human]
+    assert len(paper) == 1 and -1 <= paper["value"].iloc[0] <= 1 and paper["n"].iloc[0] == 8
+    sig = pd.read_parquet(job / "significance.parquet")
+    blocks = sig[(sig.test == "block_t") & (sig.variant == "paper")]
+    assert len(blocks) == 8  # neighbours among 9 systems
+    for name in ("report.md", "bleu_vs_human.png", "blocks.png", "bleu_by_system.png"):
+        assert (job / name).stat().st_size > 0, name
+    report = (job / "report.md").read_text(encoding="utf-8")
+    for heading in ("## Correlation with human judgments", "### Blocks", "### One reference vs all references",
+                    "### Which variant agrees best", "## Discussion"):
+        assert heading in report
+    assert "0.99" in report and "0.96" in report
+    assert "BLEU against ref-C+ref-D" in proc.stdout

@@ -32,7 +32,9 @@ REPO = Path(__file__).resolve().parents[1]
 
 def _data_dir() -> Path | None:
     """The shipped copy of the WMT21 en-de data if present, else the shared one next to the repository."""
-    for candidate in (REPO / "harness" / "data" / "wmt21_news_ende", REPO.parent / "shared" / "data" / "wmt21_news_ende"):
+    shipped = REPO / "harness" / "data" / "wmt21_news_ende"
+    shared = REPO.parent / "shared" / "data" / "wmt21_news_ende"
+    for candidate in (shipped, shared):
         if candidate.is_dir():
             return candidate
     return None
