@@ -86,7 +86,7 @@ def write_outputs(result: ExperimentResult) -> list[Path]:
 
 def track(result: ExperimentResult, artifacts: list[Path], job_name: str) -> str | None:
     """Log the job to MLflow (parent run + nested runs); returns the parent run id."""
-    from .tracking import configure_client, log_job
+    from .tracking import configure_client, log_job, terminate_on_sigterm
 
     spec = result.spec
     if spec.tracking_uri is None:
@@ -121,7 +121,7 @@ def track(result: ExperimentResult, artifacts: list[Path], job_name: str) -> str
               "variants": [v.name for v in spec.variants], "seed": spec.seed, "n_samples": spec.n_samples,
               "harness_version": __version__}
     tags = {"dataset": spec.dataset, "experiment": spec.experiment, "output_dir": str(spec.output_dir), **hashes}
-    with progress_bar(len(cells), "MLflow runs", spec.progress) as bar:
+    with progress_bar(len(cells), "MLflow runs", spec.progress) as bar, terminate_on_sigterm():
         return log_job(spec.tracking_uri, spec.experiment, spec.runs_dir, job_name, params, tags, job_metrics,
                        cells, artifacts, spec.output_dir / "tracking_pending.json", bar)
 

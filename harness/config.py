@@ -297,9 +297,23 @@ def build_spec(cfg: Any, output_dir: str | None = None) -> ExperimentSpec:
             unknown = [s for s in wanted if s not in dataset.systems]
             if unknown:
                 raise ConfigError("dataset.systems", f"unknown system {unknown[0]!r}", list(dataset.systems))
-        for name, text in dataset.systems.items():
-            if wanted is None or name in wanted:
-                systems.append(SystemInput(name, text, None, name in dataset.human_systems))
+        for stem, text in dataset.systems.items():
+            if wanted is None or stem in wanted:
+                # systems/NAME@VERSION.txt is version VERSION of system NAME (split at the first '@'). A job
+                # holds at most one version of a system: the tables and MLflow tags say system=NAME,
+                # system_version=VERSION, and versions are compared across jobs (harness-history).
+                name, at, version = stem.partition("@")
+                if at and not (name and version):
+                    raise ConfigError("dataset.root", f"systems/{stem}.txt: expected NAME@VERSION with a non-empty "
+                                      "name and version")
+                other = next((s for s in systems if s.name == name), None)
+                if other is not None:
+                    first = name if other.version is None else f"{name}@{other.version}"
+                    raise ConfigError("dataset.systems", f"systems/{first}.txt and systems/{stem}.txt are two "
+                                      f"versions of system {name!r}; a job scores one version of a system (select "
+                                      f"one, or one job each: harness -m 'dataset.systems=[{first}],[{stem}]'; "
+                                      "compare them with harness-history)", list(dataset.systems))
+                systems.append(SystemInput(name, text, version or None, stem in dataset.human_systems))
         refs = dict(dataset.refs)
         human = dataset.human
     if cfg.refset is not None:

@@ -40,8 +40,9 @@ TokenLists = Sequence[Sequence[str]]
 
 # Segments per thread-pool task: below this the kernel runs in the calling thread.
 _PARALLEL_MIN_SEGMENTS = 20_000
-# Below this many tokens (hypothesis + references) the numpy path is used: importing numba and loading its cached
-# kernel costs ~1 s, far more than counting a test set of a few thousand segments with numpy.
+# Below this many tokens (hypothesis + references) the numpy path is used, unless the compiled kernel is loaded
+# already (see prefer_compiled): importing numba and loading its cached kernel costs ~1 s, far more than counting
+# one test set of a few thousand segments with numpy.
 _NUMBA_MIN_TOKENS = 400_000
 
 
@@ -219,6 +220,14 @@ def _kernel():  # noqa: ANN202 - returns a numba dispatcher
     return _KERNEL
 
 
+def prefer_compiled(expected_tokens: int) -> bool:
+    """Load the compiled kernel now if the whole job (all systems together) is large enough to amortise its
+    ~1 s start-up; once loaded, every later count uses it. Returns whether it is loaded."""
+    if _KERNEL is None and expected_tokens >= _NUMBA_MIN_TOKENS:
+        _kernel()
+    return _KERNEL is not None
+
+
 def count_statistics(
     hypotheses: TokenLists, references: EncodedReferences, max_order: int = 4
 ) -> SegmentStats:
@@ -229,7 +238,7 @@ def count_statistics(
     if n != len(references):
         raise ValueError(f"{n} hypotheses but {len(references)} reference segments")
     h_ids, h_off = encode_hypotheses(hypotheses, references.vocab)
-    if h_ids.size + references.ids.size < _NUMBA_MIN_TOKENS:
+    if _KERNEL is None and h_ids.size + references.ids.size < _NUMBA_MIN_TOKENS:
         matches, totals = count_numpy(h_ids, h_off, references, max_order)
     else:
         matches, totals = _count_numba(h_ids, h_off, references, max_order)

@@ -14,10 +14,13 @@ import json
 import logging
 import math
 import os
+import signal
+import threading
 import time
 import urllib.request
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Iterator, Mapping, Sequence
 
 from hydra.experimental.callback import Callback
 
@@ -177,17 +180,39 @@ def log_job(
         client.set_terminated(parent_id, "FINISHED")
         pending_path.unlink(missing_ok=True)
         return parent_id
-    except Exception as exc:
+    except BaseException as exc:
+        # A crash, Ctrl-C or SIGTERM (see :func:`terminate_on_sigterm`) never leaves the run RUNNING or FINISHED.
+        status = "FAILED" if isinstance(exc, Exception) else "KILLED"
         if parent_id is not None:
             try:
-                client.set_terminated(parent_id, "FAILED")
+                client.set_terminated(parent_id, status)
             except Exception:  # the server is gone: the run stays as the server last saw it
-                log.debug("could not mark run %s FAILED", parent_id)
+                log.debug("could not mark run %s %s", parent_id, status)
         pending_path.write_text(json.dumps({"tracking_uri": uri, "experiment": experiment, "job": job_name,
-                                            "parent_run_id": parent_id, "error": str(exc)}, indent=1))
+                                            "parent_run_id": parent_id, "status": status,
+                                            "error": f"{type(exc).__name__}: {exc}"}, indent=1))
+        if not isinstance(exc, Exception):
+            raise
         raise TrackingError(f"MLflow logging to {uri} failed ({type(exc).__name__}: {str(exc).splitlines()[0]}); "
                             f"the Parquet tables are written; rerun the job to log it "
                             f"(details in {pending_path})") from None
+
+
+@contextmanager
+def terminate_on_sigterm() -> Iterator[None]:
+    """Turn SIGTERM (SLURM ``scancel``, a timeout) into SystemExit while logging, so the run is marked KILLED."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def _handler(signum: int, _frame: Any) -> None:
+        raise SystemExit(128 + signum)
+
+    previous = signal.signal(signal.SIGTERM, _handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def runs_of(uri: str, experiment: str) -> list[Any]:

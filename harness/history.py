@@ -1,0 +1,639 @@
+"""``harness-history``: one system's BLEU across its versions, from the MLflow runs alone.
+
+Every ``harness`` job logs a nested MLflow run per system x refset x variant (metric ``bleu``, ``ci_low``,
+``ci_high``; tags ``system``, ``system_version``, ``refset``, ``variant``, ``signature``, ``sha256.ref.*``) under a
+parent run holding the job's tables as artifacts. This command picks the runs of one system, refset and variant,
+keeps the newest run of every version, orders the versions (numerically when every version is a number, else by
+the time each version was first scored) and prints, per version: BLEU, its confidence interval, the delta to the
+previous version and the p-value of a paired test against the previous version and against the best earlier one.
+
+Paired tests are computed from the per-segment sufficient statistics stored in each job's
+``segment_scores.parquet`` artifact (downloaded through MLflow, so it works against a remote tracking server and
+after the job folders are gone), never recomputed from text, and only between runs with the same signature, the
+same reference hashes and the same number of segments; anything else is refused, naming the field and both values.
+
+``--fail-on-regression`` turns it into a gate: exit status 1 (one line on stderr) when the newest version is
+significantly worse (``p < --alpha``, BLEU lower) than the previous version or the best earlier one.
+
+Exit status: 0 ok; 1 a regression (with ``--fail-on-regression``); 2 no answer possible (bad arguments, unknown
+experiment/system/refset/variant/version, no runs, runs that cannot be compared, a gate with a single version,
+an unreachable store). Errors are one line on stderr, never a traceback. This module imports neither Hydra nor
+(until it needs it) MLflow.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import math
+import os
+import re
+import sys
+import tempfile
+import time
+import urllib.request
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from .errors import HarnessError
+
+PROG = "harness-history"
+SEGMENT_TABLE = "segment_scores.parquet"
+_NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
+
+
+class HistoryError(HarnessError):
+    """Nothing sensible can be answered (exit status 2): the message says why and what was found instead."""
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# Reading the runs
+# ----------------------------------------------------------------------------------------------------------------
+
+
+def default_tracking_uri(runs_dir: str | Path = "runs") -> str:
+    """The app's default store: ``sqlite:///<abs>/runs/mlflow.db`` (see :mod:`harness.tracking`)."""
+    return f"sqlite:///{Path(runs_dir).resolve() / 'mlflow.db'}"
+
+
+def open_client(uri: str, timeout: float = 10.0) -> Any:
+    """An ``MlflowClient`` for ``uri``; fails fast (one clear line) on a missing local store or a dead server.
+
+    A SQLite store is never created by reading it; an HTTP server must answer ``/health``; MLflow's HTTP retries
+    are bounded so an unreachable server fails in seconds.
+    """
+    os.environ.setdefault("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "2")
+    os.environ.setdefault("MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR", "1")
+    os.environ.setdefault("MLFLOW_HTTP_REQUEST_TIMEOUT", str(int(timeout)))
+    os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")
+    if uri.startswith("sqlite:"):
+        path = uri.split(":///", 1)[1] if ":///" in uri else ""
+        if path and not Path(path).is_file():
+            raise HistoryError(f"no MLflow store at {path} (score something with harness first, or give "
+                               "--tracking-uri / --runs-dir)")
+    elif uri.startswith(("http://", "https://")):
+        try:
+            with urllib.request.urlopen(uri.rstrip("/") + "/health", timeout=timeout) as resp:  # noqa: S310
+                if resp.status != 200:
+                    raise HistoryError(f"tracking server {uri} answered /health with HTTP {resp.status}")
+        except OSError as exc:
+            raise HistoryError(f"tracking server {uri} is unreachable ({exc})") from None
+    for name in ("mlflow", "alembic"):
+        logging.getLogger(name).setLevel(logging.WARNING)
+    from mlflow.tracking import MlflowClient
+
+    return MlflowClient(tracking_uri=uri)
+
+
+def experiment_id(client: Any, name: str) -> str:
+    found = client.get_experiment_by_name(name)
+    if found is None:
+        names = sorted(e.name for e in client.search_experiments())
+        raise HistoryError(f"no experiment {name!r} in the tracking store (experiments found: "
+                           f"{', '.join(names) or 'none'})")
+    return str(found.experiment_id)
+
+
+def all_runs(client: Any, exp_id: str, filter_string: str = "") -> list[Any]:
+    """Every run of an experiment matching ``filter_string`` (all pages)."""
+    out: list[Any] = []
+    token = None
+    while True:
+        page = client.search_runs([exp_id], filter_string=filter_string, max_results=5000, page_token=token)
+        out.extend(page)
+        token = getattr(page, "token", None)
+        if not token:
+            return out
+
+
+def _quote(value: str) -> str | None:
+    """A value for an MLflow filter string, or None when it cannot be quoted safely (then filter in Python)."""
+    return None if ("'" in value or "\\" in value) else f"'{value}'"
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# Versions
+# ----------------------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Version:
+    """The newest finished run of one version of the system (for one refset and variant)."""
+
+    version: str
+    run_id: str
+    parent_id: str
+    start_time: int  # ms since the epoch, of this (newest) run
+    first_seen: int  # ms, the earliest run of this version
+    bleu: float
+    ci_low: float | None
+    ci_high: float | None
+    signature: str
+    ref_hashes: dict[str, str]
+    n_segments: int | None
+    dataset: str
+    n_runs: int = 1
+    # filled by the paired tests
+    delta_prev: float | None = None
+    p_prev: float | None = None
+    best_before: str | None = None
+    delta_best: float | None = None
+    p_best: float | None = None
+    regression_vs_previous: bool = False
+    regression_vs_best: bool = False
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def label(self) -> str:
+        return self.version if self.version else "(none)"
+
+    @property
+    def regression(self) -> bool:
+        return self.regression_vs_previous or self.regression_vs_best
+
+
+def _metric(run: Any, key: str) -> float | None:
+    value = run.data.metrics.get(key)
+    return None if value is None or not math.isfinite(float(value)) else float(value)
+
+
+def _choose(kind: str, given: str | None, found: Sequence[str], system: str) -> str:
+    """The refset/variant to use: the given one (which must exist) or the only one found."""
+    found = sorted(set(found))
+    if given is not None:
+        if given not in found:
+            raise HistoryError(f"system {system!r} has no runs with {kind} {given!r} ({kind}s found: "
+                               f"{', '.join(found)})")
+        return given
+    if len(found) == 1:
+        return found[0]
+    raise HistoryError(f"system {system!r} was scored against several {kind}s ({', '.join(found)}); pick one "
+                       f"with --{kind}")
+
+
+def select_versions(runs: Sequence[Any], system: str, refset: str | None, variant: str,
+                    dataset: str | None = None) -> tuple[list[Version], str]:
+    """The newest finished run per version of ``system`` for one refset and variant, in history order.
+
+    Only nested runs whose job (parent run) finished are used: a job whose logging failed may lack artifacts.
+    Returns the versions and the refset used.
+    """
+    by_id = {r.info.run_id: r for r in runs}
+    nested = [r for r in runs if "mlflow.parentRunId" in r.data.tags and "system" in r.data.tags]
+    finished = [r for r in nested if r.info.status == "FINISHED"
+                and getattr(by_id.get(r.data.tags["mlflow.parentRunId"]), "info", None) is not None
+                and by_id[r.data.tags["mlflow.parentRunId"]].info.status == "FINISHED"]
+    mine = [r for r in finished if r.data.tags.get("system") == system]
+    if not mine:
+        systems = sorted({r.data.tags["system"] for r in finished})
+        raise HistoryError(f"no finished runs of system {system!r} (systems found: {', '.join(systems) or 'none'})")
+    if dataset is not None:
+        datasets = sorted({r.data.tags.get("dataset", "") for r in mine})
+        mine = [r for r in mine if r.data.tags.get("dataset") == dataset]
+        if not mine:
+            raise HistoryError(f"system {system!r} has no runs on dataset {dataset!r} (datasets found: "
+                               f"{', '.join(datasets)})")
+    variant = _choose("variant", variant, [r.data.tags.get("variant", "") for r in mine], system)
+    mine = [r for r in mine if r.data.tags.get("variant") == variant]
+    refset = _choose("refset", refset, [r.data.tags.get("refset", "") for r in mine], system)
+    mine = [r for r in mine if r.data.tags.get("refset") == refset]
+
+    groups: dict[str, list[Any]] = {}
+    for r in mine:
+        groups.setdefault(r.data.tags.get("system_version", ""), []).append(r)
+    versions = []
+    for version, group in groups.items():
+        group.sort(key=lambda r: (r.info.start_time or 0, r.info.run_id))
+        run = group[-1]
+        bleu = _metric(run, "bleu")
+        if bleu is None:
+            raise HistoryError(f"run {run.info.run_id} (version {version or '(none)'}) has no bleu metric")
+        parent = by_id[run.data.tags["mlflow.parentRunId"]]
+        n_seg = parent.data.params.get("n_segments")
+        versions.append(Version(
+            version=version, run_id=run.info.run_id, parent_id=parent.info.run_id,
+            start_time=int(run.info.start_time or 0), first_seen=int(group[0].info.start_time or 0), bleu=bleu,
+            ci_low=_metric(run, "ci_low"), ci_high=_metric(run, "ci_high"),
+            signature=run.data.tags.get("signature", ""),
+            ref_hashes={k: v for k, v in run.data.tags.items() if k.startswith("sha256.ref.")},
+            n_segments=int(n_seg) if n_seg is not None and str(n_seg).isdigit() else None,
+            dataset=run.data.tags.get("dataset", ""), n_runs=len(group)))
+    return order_versions(versions), refset
+
+
+def numeric_versions(labels: Sequence[str]) -> bool:
+    return bool(labels) and all(_NUMBER.fullmatch(v.strip() or "x") for v in labels)
+
+
+def order_versions(versions: list[Version]) -> list[Version]:
+    """Numerically when every version is a number (``2 < 10``), else by when each version was first scored."""
+    if numeric_versions([v.version for v in versions]):
+        return sorted(versions, key=lambda v: (float(v.version), v.first_seen))
+    return sorted(versions, key=lambda v: (v.first_seen, v.version))
+
+
+def cut_versions(versions: list[Version], up_to: str | None) -> list[Version]:
+    """The history up to and including version ``up_to``."""
+    if up_to is None:
+        return versions
+    labels = [v.version for v in versions]
+    if up_to not in labels:
+        raise HistoryError(f"--up-to {up_to!r}: no such version (versions found: "
+                           f"{', '.join(v.label for v in versions)})")
+    return versions[: labels.index(up_to) + 1]
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# Comparability and statistics
+# ----------------------------------------------------------------------------------------------------------------
+
+
+def _signature_fields(sig: str) -> dict[str, str]:
+    out = {}
+    for part in sig.split("|"):
+        key, _, value = part.partition(":")
+        out[key] = value
+    return out
+
+
+def difference(a: Version, b: Version) -> str | None:
+    """What makes ``b`` not comparable with ``a`` (field and both values), or None."""
+    if a.signature != b.signature:
+        fa, fb = _signature_fields(a.signature), _signature_fields(b.signature)
+        keys = list(dict.fromkeys([*fa, *fb]))
+        diffs = [k for k in keys if fa.get(k) != fb.get(k)]
+        if diffs:
+            return "; ".join(f"signature field {k!r} differs: {fa.get(k, '(absent)')!r} (version {a.label}) vs "
+                             f"{fb.get(k, '(absent)')!r} (version {b.label})" for k in diffs)
+        return f"signature differs: {a.signature!r} (version {a.label}) vs {b.signature!r} (version {b.label})"
+    for key in sorted({*a.ref_hashes, *b.ref_hashes}):
+        va, vb = a.ref_hashes.get(key, "(absent)"), b.ref_hashes.get(key, "(absent)")
+        if va != vb:
+            return f"reference hash {key} differs: {va} (version {a.label}) vs {vb} (version {b.label})"
+    if a.n_segments is not None and b.n_segments is not None and a.n_segments != b.n_segments:
+        return (f"number of segments differs: {a.n_segments} (version {a.label}) vs {b.n_segments} "
+                f"(version {b.label})")
+    return None
+
+
+def check_comparable(versions: Sequence[Version], system: str) -> None:
+    """Every version must share the first one's signature, reference hashes and segment count."""
+    first = versions[0]
+    for i, v in enumerate(versions[1:], start=1):
+        why = difference(first, v)
+        if why is not None:
+            hint = f" (--up-to {versions[i - 1].version} stops the history before it)" if i > 1 else ""
+            raise HistoryError(f"{system} version {v.label} cannot be compared with version {first.label}: {why}; "
+                               f"paired tests need the same signature, reference hashes and segments{hint}")
+
+
+def segment_matrix(frame: Any, system: str, refset: str, variant: str, where: str) -> np.ndarray:
+    """The ``[n, 2 + 2N]`` statistics ``[hyp_len, ref_len, matches_1..N, totals_1..N]`` of one cell of a
+    ``segment_scores`` table, ordered by ``seg_id`` (``ref_len`` is already the variant's effective length)."""
+    rows = frame[(frame["system"] == system) & (frame["refset"] == refset) & (frame["variant"] == variant)]
+    if rows.empty:
+        raise HistoryError(f"{where}: no segment statistics of {system} / {refset} / {variant}")
+    rows = rows.sort_values("seg_id", kind="stable")
+    seg = rows["seg_id"].to_numpy()
+    if not np.array_equal(seg, np.arange(len(rows))):
+        raise HistoryError(f"{where}: segment ids of {system} / {refset} / {variant} are not 0..{len(rows) - 1} "
+                           "once each (several versions of the system in one job?)")
+    matches = np.vstack([np.asarray(m, dtype=np.float64) for m in rows["matches"]])
+    totals = np.vstack([np.asarray(t, dtype=np.float64) for t in rows["totals"]])
+    return np.column_stack([rows["hyp_len"].to_numpy(np.float64), rows["ref_len"].to_numpy(np.float64),
+                            matches, totals])
+
+
+class Artifacts:
+    """Each job's ``segment_scores.parquet``, downloaded once through MLflow into a temporary folder."""
+
+    def __init__(self, client: Any, folder: str) -> None:
+        self.client = client
+        self.folder = Path(folder)
+        self._frames: dict[str, Any] = {}
+
+    def segments(self, parent_id: str) -> Any:
+        if parent_id not in self._frames:
+            import pandas as pd
+
+            dst = self.folder / parent_id
+            dst.mkdir(parents=True, exist_ok=True)
+            try:
+                path = self.client.download_artifacts(parent_id, SEGMENT_TABLE, str(dst))
+            except Exception as exc:
+                raise HistoryError(f"job run {parent_id} has no {SEGMENT_TABLE} artifact ({type(exc).__name__}: "
+                                   f"{str(exc).splitlines()[0] if str(exc) else ''}; scored with "
+                                   "segment_table=false?): no paired tests without segment statistics") from None
+            columns = ["refset", "system", "variant", "seg_id", "hyp_len", "ref_len", "matches", "totals"]
+            self._frames[parent_id] = pd.read_parquet(path, columns=columns)
+        return self._frames[parent_id]
+
+
+def load_statistics(client: Any, versions: Sequence[Version], system: str, refset: str, variant: str,
+                    score_fn: Any) -> list[np.ndarray]:
+    """Every version's statistics matrix, checked: same shape, and they reproduce the logged BLEU."""
+    with tempfile.TemporaryDirectory(prefix="harness-history-") as tmp:
+        store = Artifacts(client, tmp)
+        mats = []
+        for v in versions:
+            where = f"version {v.label} (run {v.run_id})"
+            X = segment_matrix(store.segments(v.parent_id), system, refset, variant, where)
+            if mats and X.shape != mats[0].shape:
+                raise HistoryError(f"{system} version {v.label} cannot be compared with version "
+                                   f"{versions[0].label}: number of segments differs: {mats[0].shape[0]} vs "
+                                   f"{X.shape[0]} (or statistics columns {mats[0].shape[1]} vs {X.shape[1]})")
+            again = float(np.asarray(score_fn(X.sum(axis=0))))
+            if not math.isclose(again, v.bleu, rel_tol=0.0, abs_tol=1e-6):
+                raise HistoryError(f"{where}: the stored segment statistics give BLEU {again:.6f}, the run logged "
+                                   f"{v.bleu:.6f}; refusing to test on inconsistent statistics")
+            mats.append(X)
+    return mats
+
+
+def paired_tests(versions: list[Version], mats: Sequence[np.ndarray], score_fn: Any, test: str,
+                 n_samples: int | None, seed: int | None, alpha: float) -> tuple[str, int]:
+    """Fill, for every version after the first, the paired test against the previous version and against the best
+    earlier one (one shared set of resamples for all pairs). Returns the test's name and number of samples."""
+    from .significance import DEFAULT_SAMPLES, TEST_NAMES, compare
+
+    n = n_samples if n_samples is not None else DEFAULT_SAMPLES[test]
+    if len(versions) < 2:
+        return TEST_NAMES[test], n
+    pairs: list[tuple[int, int]] = []
+    best_of: list[int] = []
+    for i in range(1, len(versions)):
+        best = max(range(i), key=lambda j: (versions[j].bleu, -j))  # ties: the earliest
+        best_of.append(best)
+        pairs.extend([(i - 1, i), (best, i)])
+    systems = [(f"v{k}", X) for k, X in enumerate(mats)]
+    comps = compare(systems, score_fn, test=test, pairs=pairs, n_samples=n, seed=seed)
+    for i in range(1, len(versions)):
+        prev, best = comps[2 * (i - 1)], comps[2 * (i - 1) + 1]
+        v = versions[i]
+        v.delta_prev, v.p_prev = prev.delta, prev.p_value
+        v.best_before = versions[best_of[i - 1]].version
+        v.delta_best, v.p_best = best.delta, best.p_value
+        v.regression_vs_previous = prev.delta < 0 and prev.p_value < alpha
+        v.regression_vs_best = best.delta < 0 and best.p_value < alpha
+    return TEST_NAMES[test], n
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# Output
+# ----------------------------------------------------------------------------------------------------------------
+
+
+def _iso(ms: int) -> str:
+    return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def rows(versions: Sequence[Version]) -> list[dict[str, Any]]:
+    return [{
+        "version": v.version, "bleu": v.bleu, "ci_low": v.ci_low, "ci_high": v.ci_high,
+        "delta_prev": v.delta_prev, "p_prev": v.p_prev, "best_before": v.best_before, "delta_best": v.delta_best,
+        "p_best": v.p_best, "regression": v.regression, "regression_vs_previous": v.regression_vs_previous,
+        "regression_vs_best": v.regression_vs_best, "run_id": v.run_id, "parent_run_id": v.parent_id,
+        "start_time": _iso(v.start_time), "n_runs": v.n_runs,
+    } for v in versions]
+
+
+def _num(x: float | None, fmt: str, signed: bool = False) -> str:
+    if x is None:
+        return "-"
+    return format(x, ("+" if signed else "") + fmt)
+
+
+def _p(p: float | None, alpha: float) -> str:
+    return "-" if p is None else f"{p:.4f}" + ("*" if p < alpha else " ")
+
+
+def format_text(info: dict[str, Any], versions: Sequence[Version]) -> str:
+    alpha = info["alpha"]
+    head = [f"{info['system']}: BLEU by version (experiment {info['experiment']}, dataset {info['dataset']}, "
+            f"refset {info['refset']}, variant {info['variant']})",
+            f"signature: {info['signature']}",
+            f"paired tests: {info['test']} with {info['n_samples']} samples, seed {info['seed']}; "
+            f"* = p < {alpha:g}; CI = the job's bootstrap interval", ""]
+    table = [["version", "BLEU", "CI", "delta", "p(prev)", "best", "d(best)", "p(best)", "run", "scored", ""]]
+    for v in versions:
+        ci = "-" if v.ci_low is None or v.ci_high is None else f"{v.ci_low:.2f}-{v.ci_high:.2f}"
+        note = []
+        if v.regression_vs_previous:
+            note.append("worse than previous")
+        if v.regression_vs_best and v.best_before != (versions[versions.index(v) - 1].version):
+            note.append(f"worse than best ({v.best_before})")
+        elif v.regression_vs_best and not v.regression_vs_previous:
+            note.append("worse than best")
+        table.append([v.label, f"{v.bleu:.2f}", ci, _num(v.delta_prev, ".2f", True), _p(v.p_prev, alpha),
+                      "-" if v.best_before is None else (v.best_before or "(none)"), _num(v.delta_best, ".2f", True),
+                      _p(v.p_best, alpha), v.run_id[:8], _iso(v.start_time).replace("T", " ")[:16],
+                      ("REGRESSION: " + ", ".join(note)) if note else ""])
+    widths = [max(len(r[c]) for r in table) for c in range(len(table[0]))]
+    right = {1, 2, 3, 4, 6, 7}
+    lines = ["  ".join((cell.rjust(w) if c in right else cell.ljust(w)) for c, (cell, w) in
+                       enumerate(zip(r, widths))).rstrip() for r in table]
+    if len(versions) < 2:
+        lines.append("(one version: nothing to compare yet)")
+    return "\n".join(head + lines) + "\n"
+
+
+def format_tsv(versions: Sequence[Version]) -> str:
+    data = rows(versions)
+    keys = list(data[0]) if data else ["version"]
+    out = ["\t".join(keys)]
+    for row in data:
+        out.append("\t".join("" if row[k] is None else (str(row[k]).lower() if isinstance(row[k], bool)
+                                                          else repr(row[k]) if isinstance(row[k], float)
+                                                          else str(row[k])) for k in keys))
+    return "\n".join(out) + "\n"
+
+
+def plot(path: Path, info: dict[str, Any], versions: Sequence[Version]) -> Path:
+    """Line chart of BLEU over versions with the confidence band; significant regressions vs the previous version
+    (p < alpha, BLEU lower) in red."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    x = np.arange(len(versions))
+    y = np.array([v.bleu for v in versions])
+    lo = np.array([np.nan if v.ci_low is None else v.ci_low for v in versions])
+    hi = np.array([np.nan if v.ci_high is None else v.ci_high for v in versions])
+    fig, ax = plt.subplots(figsize=(max(5.0, 0.9 * len(versions) + 3), 4.0))
+    if np.isfinite(lo).any():
+        ax.fill_between(x, lo, hi, color="tab:blue", alpha=0.2, linewidth=0, label="confidence interval")
+    ax.plot(x, y, "-o", color="tab:blue", label="BLEU")
+    bad = [i for i, v in enumerate(versions) if v.regression_vs_previous]
+    if bad:
+        ax.plot(x[bad], y[bad], "o", color="red", markersize=10,
+                label=f"significant regression vs previous (p < {info['alpha']:g})")
+        for i in bad:
+            ax.annotate(f"{versions[i].delta_prev:+.2f}", (x[i], y[i]), textcoords="offset points",
+                        xytext=(0, -16), ha="center", color="red", fontsize=8)
+    ax.set_xticks(x, [v.label for v in versions])
+    ax.set_xlabel("version")
+    ax.set_ylabel(f"BLEU ({info['variant']})")
+    ax.set_title(f"{info['system']}: BLEU by version ({info['refset']})", fontsize=10)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8, loc="best")
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp.png")
+    fig.savefig(tmp, dpi=120)
+    plt.close(fig)
+    os.replace(tmp, path)
+    return path
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# The command
+# ----------------------------------------------------------------------------------------------------------------
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog=PROG, description="One system's BLEU across its versions, from the MLflow runs of harness jobs, with "
+        "paired tests between versions on the stored per-segment statistics.",
+        epilog="Exit status: 0 ok, 1 regression (--fail-on-regression), 2 nothing can be answered.")
+    p.add_argument("--system", required=True, metavar="NAME", help="the system (MLflow tag system)")
+    p.add_argument("--experiment", default="demo", help="MLflow experiment (harness experiment_name; default demo)")
+    p.add_argument("--tracking-uri", default=None, metavar="URI",
+                   help="MLflow tracking URI (default: sqlite:///<abs>/RUNS_DIR/mlflow.db, like harness)")
+    p.add_argument("--runs-dir", default="runs", help="where the default local store lives (default runs)")
+    p.add_argument("--refset", default=None, help="reference set, e.g. ref-C+ref-D (default: the only one found)")
+    p.add_argument("--variant", default="sacrebleu", help="BLEU variant (default sacrebleu)")
+    p.add_argument("--dataset", default=None, help="only runs on this dataset (MLflow tag dataset)")
+    p.add_argument("--up-to", default=None, metavar="VERSION", help="the history up to and including VERSION")
+    p.add_argument("--test", choices=["bs", "ar"], default="bs",
+                   help="paired bootstrap (bs, default) or approximate randomization (ar)")
+    p.add_argument("--n-samples", type=int, default=None, metavar="N",
+                   help="resamples (default: 1000 for bs, 10000 for ar)")
+    p.add_argument("--seed", type=int, default=12345, help="seed of the resampling (default 12345)")
+    p.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
+    p.add_argument("--format", choices=["text", "json", "tsv"], default=None,
+                   help="output format (default text; with --fail-on-regression nothing unless given)")
+    p.add_argument("--plot", default=None, metavar="PATH.png", help="write a line chart of BLEU over versions")
+    p.add_argument("--fail-on-regression", action="store_true",
+                   help="exit 1 when the newest version is significantly worse than the previous or the best "
+                        "earlier one (quiet otherwise)")
+    return p
+
+
+def history(args: argparse.Namespace) -> tuple[dict[str, Any], list[Version]]:
+    """Collect, check and test: the header info and the versions, in order."""
+    from .bleu import get_profile, make_options, parse_signature
+    from .errors import ConfigError
+    from .significance import bleu_score_fn
+
+    uri = args.tracking_uri or default_tracking_uri(args.runs_dir)
+    client = open_client(uri)
+    exp = experiment_id(client, args.experiment)
+    quoted = _quote(args.system)
+    runs = all_runs(client, exp, f"tags.system = {quoted}" if quoted else "")
+    if not [r for r in runs if r.data.tags.get("system") == args.system]:
+        runs = all_runs(client, exp)  # nothing found: everything, to list the systems there are
+    else:
+        parents = {r.data.tags.get("mlflow.parentRunId") for r in runs} - {None}
+        have = {r.info.run_id for r in runs}
+        runs = runs + [client.get_run(pid) for pid in sorted(parents - have)]
+    versions, refset = select_versions(runs, args.system, args.refset, args.variant, args.dataset)
+    versions = cut_versions(versions, args.up_to)
+    check_comparable(versions, args.system)
+    signature = versions[0].signature
+    try:
+        opts = make_options(**parse_signature(signature)["options"])
+    except (ConfigError, ValueError, KeyError) as exc:
+        raise HistoryError(f"cannot read the signature {signature!r} ({exc})") from None
+    info = {"system": args.system, "experiment": args.experiment, "tracking_uri": uri,
+            "dataset": ",".join(sorted({v.dataset for v in versions})), "refset": refset, "variant": args.variant,
+            "signature": signature, "alpha": args.alpha, "seed": args.seed}
+    from .significance import DEFAULT_SAMPLES, TEST_NAMES
+
+    info["test"], info["n_samples"] = TEST_NAMES[args.test], (args.n_samples or DEFAULT_SAMPLES[args.test])
+    if len(versions) >= 2:
+        if not get_profile(opts.profile).additive:
+            raise HistoryError(f"variant {args.variant!r} (profile {opts.profile}) is not a function of summed "
+                               "segment statistics: no paired tests between versions")
+        fn = bleu_score_fn(opts)
+        mats = load_statistics(client, versions, args.system, refset, args.variant, fn)
+        info["test"], info["n_samples"] = paired_tests(versions, mats, fn, args.test, args.n_samples, args.seed,
+                                                       args.alpha)
+    return info, versions
+
+
+def gate(info: dict[str, Any], versions: Sequence[Version]) -> str | None:
+    """The regression message for the newest version, or None when it is not significantly worse."""
+    if len(versions) < 2:
+        raise HistoryError(f"only one version of {info['system']} ({versions[0].label}) for refset "
+                           f"{info['refset']}, variant {info['variant']}: the regression gate has nothing to compare")
+    new, prev = versions[-1], versions[-2]
+    if not new.regression:
+        return None
+    against = []
+    if new.regression_vs_previous:
+        against.append(f"the previous version {prev.label} ({prev.bleu:.2f}, delta {new.delta_prev:+.2f}, "
+                       f"p = {new.p_prev:.4f})")
+    if new.regression_vs_best and (new.best_before != prev.version or not new.regression_vs_previous):
+        best = next(v for v in versions if v.version == new.best_before)
+        against.append(f"the best earlier version {best.label} ({best.bleu:.2f}, delta {new.delta_best:+.2f}, "
+                       f"p = {new.p_best:.4f})")
+    elif new.regression_vs_best:
+        against[-1] = against[-1].replace("the previous version", "the previous and best version")
+    return (f"regression: {info['system']} version {new.label} (BLEU {new.bleu:.2f}) is significantly worse than "
+            f"{' and '.join(against)} [{info['test']}, {info['n_samples']} samples, alpha {info['alpha']:g}, "
+            f"{info['refset']}, {info['variant']}]")
+
+
+def run(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.n_samples is not None and args.n_samples < 1:
+        raise HistoryError("--n-samples must be a positive integer")
+    if not 0.0 < args.alpha < 1.0:
+        raise HistoryError("--alpha must be between 0 and 1")
+    if args.plot is not None and not args.plot.lower().endswith(".png"):
+        raise HistoryError(f"--plot {args.plot}: expected a .png path")
+    info, versions = history(args)
+    fmt = args.format or (None if args.fail_on_regression else "text")
+    if fmt == "text":
+        sys.stdout.write(format_text(info, versions))
+    elif fmt == "json":
+        sys.stdout.write(json.dumps({**info, "versions": rows(versions)}, indent=1) + "\n")
+    elif fmt == "tsv":
+        sys.stdout.write(format_tsv(versions))
+    if args.plot is not None:
+        plot(Path(args.plot), info, versions)
+    if args.fail_on_regression:
+        message = gate(info, versions)
+        if message is not None:
+            print(f"{PROG}: {message}", file=sys.stderr)
+            return 1
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Console entry point (``harness-history``): one line on stderr and a non-zero status on any error."""
+    started = time.perf_counter()
+    try:
+        status = run(argv)
+    except HarnessError as exc:
+        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        status = 2
+    except KeyboardInterrupt:
+        status = 130
+    except Exception as exc:  # MLflow / network / file errors: one line, never a traceback
+        text = str(exc).strip().splitlines()
+        print(f"{PROG}: error: {type(exc).__name__}: {text[0] if text else ''}", file=sys.stderr)
+        status = 2
+    logging.getLogger(__name__).debug("done in %.1f s", time.perf_counter() - started)
+    sys.stdout.flush()
+    raise SystemExit(status)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()
