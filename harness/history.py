@@ -422,13 +422,12 @@ def format_text(info: dict[str, Any], versions: Sequence[Version]) -> str:
     table = [["version", "BLEU", "CI", "delta", "p(prev)", "best", "d(best)", "p(best)", "run", "scored", ""]]
     for v in versions:
         ci = "-" if v.ci_low is None or v.ci_high is None else f"{v.ci_low:.2f}-{v.ci_high:.2f}"
+        i = versions.index(v)
         note = []
         if v.regression_vs_previous:
-            note.append("worse than previous")
-        if v.regression_vs_best and v.best_before != (versions[versions.index(v) - 1].version):
-            note.append(f"worse than best ({v.best_before})")
-        elif v.regression_vs_best and not v.regression_vs_previous:
-            note.append("worse than best")
+            note.append(f"worse than {versions[i - 1].label}")
+        if v.regression_vs_best and v.best_before != versions[i - 1].version:
+            note.append(f"worse than best {v.best_before or '(none)'}")
         table.append([v.label, f"{v.bleu:.2f}", ci, _num(v.delta_prev, ".2f", True), _p(v.p_prev, alpha),
                       "-" if v.best_before is None else (v.best_before or "(none)"), _num(v.delta_best, ".2f", True),
                       _p(v.p_best, alpha), v.run_id[:8], _iso(v.start_time).replace("T", " ")[:16],
@@ -577,14 +576,12 @@ def gate(info: dict[str, Any], versions: Sequence[Version]) -> str | None:
         return None
     against = []
     if new.regression_vs_previous:
-        against.append(f"the previous version {prev.label} ({prev.bleu:.2f}, delta {new.delta_prev:+.2f}, "
+        against.append(f"the previous version {prev.label} ({prev.bleu:.2f}; delta {new.delta_prev:+.2f}, "
                        f"p = {new.p_prev:.4f})")
-    if new.regression_vs_best and (new.best_before != prev.version or not new.regression_vs_previous):
+    if new.regression_vs_best and new.best_before != prev.version:
         best = next(v for v in versions if v.version == new.best_before)
-        against.append(f"the best earlier version {best.label} ({best.bleu:.2f}, delta {new.delta_best:+.2f}, "
+        against.append(f"the best earlier version {best.label} ({best.bleu:.2f}; delta {new.delta_best:+.2f}, "
                        f"p = {new.p_best:.4f})")
-    elif new.regression_vs_best:
-        against[-1] = against[-1].replace("the previous version", "the previous and best version")
     return (f"regression: {info['system']} version {new.label} (BLEU {new.bleu:.2f}) is significantly worse than "
             f"{' and '.join(against)} [{info['test']}, {info['n_samples']} samples, alpha {info['alpha']:g}, "
             f"{info['refset']}, {info['variant']}]")

@@ -76,8 +76,11 @@ def significance_section(result: ExperimentResult) -> str:
     if not clusters:
         return ""
     out = ["## Significance", "",
-           "Paired bootstrap resampling between all pairs of systems (Holm-Bonferroni corrected); a new cluster "
-           "starts where a system is significantly worse (p < 0.05) than the best system of the current cluster.",
+           f"Paired bootstrap resampling ({result.spec.n_samples} resamples, seed {result.spec.seed}) between all "
+           "pairs of systems; a new cluster starts where a system is significantly worse (p < 0.05) than the best "
+           "system of the current cluster, by per-pair p-values. Holm-Bonferroni adjusted p-values are in "
+           "`significance.parquet` (`p_holm`); note that the smallest bootstrap p-value is "
+           f"1/{result.spec.n_samples + 1}, which Holm multiplies by up to the number of pairs.",
            ""]
     by: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for row in clusters:

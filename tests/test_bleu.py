@@ -416,3 +416,18 @@ def test_nltk_sentence_scores_vectorised_equal_nltk_loop(data, method):
         slow = NltkProfile._call(prof, stats.take(slice(i, i + 1)), opts)
         assert fast.score[i] == pytest.approx(float(slow.score), abs=TOL)
         assert np.allclose(fast.precisions[i], slow.precisions, rtol=0, atol=TOL)
+
+
+@pytest.mark.parametrize("tokenize,hyps,refs", [
+    ("ja-mecab", ["これはテストです。", "猫がマットの上に座った。"], ["これはテストでした。", "猫がマットに座った。"]),
+    ("ko-mecab", ["이것은 테스트입니다.", "고양이가 매트 위에 앉았다."], ["이것은 시험입니다.", "고양이가 매트에 앉았다."]),
+])
+def test_mecab_tokenizers_equal_sacrebleu(tokenize, hyps, refs):
+    from harness.tokenizers import available_tokenizers
+
+    if tokenize not in available_tokenizers():
+        pytest.skip(f"{tokenize} needs the optional extra (pip install 'bleu-harness[ja,ko]')")
+    theirs = BLEU(tokenize=tokenize).corpus_score(hyps, [refs])
+    ours = harness.corpus_bleu(hyps, [refs], tokenize=tokenize)
+    assert_same(ours, theirs)
+    assert f"tok:{BLEU(tokenize=tokenize).tokenizer_signature}" in ours.signature
