@@ -31,9 +31,8 @@ import os
 import re
 import sys
 import tempfile
-import time
 import urllib.request
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Sequence
@@ -146,7 +145,6 @@ class Version:
     p_best: float | None = None
     regression_vs_previous: bool = False
     regression_vs_best: bool = False
-    extra: dict[str, Any] = field(default_factory=dict)
 
     @property
     def label(self) -> str:
@@ -355,6 +353,19 @@ def load_statistics(client: Any, versions: Sequence[Version], system: str, refse
     return mats
 
 
+def best_before(versions: Sequence[Version], i: int) -> int:
+    """Index of the best version before ``i`` (highest BLEU; ties: the earliest)."""
+    return max(range(i), key=lambda j: (versions[j].bleu, -j))
+
+
+def fill_deltas(versions: Sequence[Version]) -> None:
+    """BLEU differences to the previous and to the best earlier version (what needs no test)."""
+    for i in range(1, len(versions)):
+        v, best = versions[i], versions[best_before(versions, i)]
+        v.delta_prev = v.bleu - versions[i - 1].bleu
+        v.best_before, v.delta_best = best.version, v.bleu - best.bleu
+
+
 def paired_tests(versions: list[Version], mats: Sequence[np.ndarray], score_fn: Any, test: str,
                  n_samples: int | None, seed: int | None, alpha: float) -> tuple[str, int]:
     """Fill, for every version after the first, the paired test against the previous version and against the best
@@ -367,7 +378,7 @@ def paired_tests(versions: list[Version], mats: Sequence[np.ndarray], score_fn: 
     pairs: list[tuple[int, int]] = []
     best_of: list[int] = []
     for i in range(1, len(versions)):
-        best = max(range(i), key=lambda j: (versions[j].bleu, -j))  # ties: the earliest
+        best = best_before(versions, i)
         best_of.append(best)
         pairs.extend([(i - 1, i), (best, i)])
     systems = [(f"v{k}", X) for k, X in enumerate(mats)]
@@ -417,9 +428,10 @@ def format_text(info: dict[str, Any], versions: Sequence[Version]) -> str:
     head = [f"{info['system']}: BLEU by version (experiment {info['experiment']}, dataset {info['dataset']}, "
             f"refset {info['refset']}, variant {info['variant']})",
             f"signature: {info['signature']}",
-            f"paired tests: {info['test']} with {info['n_samples']} samples, seed {info['seed']}; "
-            f"* = p < {alpha:g}; CI = the job's bootstrap interval", ""]
-    table = [["version", "BLEU", "CI", "delta", "p(prev)", "best", "d(best)", "p(best)", "run", "scored", ""]]
+            (f"paired tests: none ({info['no_tests']})" if info.get("no_tests") else
+             f"paired tests: {info['test']} with {info['n_samples']} samples, seed {info['seed']}; "
+             f"* = p < {alpha:g}; CI = the job's bootstrap interval"), ""]
+    table = [["version", "BLEU", "CI", "delta", "p(prev)", "best", "d(best)", "p(best)", "run", "scored (UTC)", ""]]
     for v in versions:
         ci = "-" if v.ci_low is None or v.ci_high is None else f"{v.ci_low:.2f}-{v.ci_high:.2f}"
         i = versions.index(v)
@@ -495,8 +507,15 @@ def plot(path: Path, info: dict[str, Any], versions: Sequence[Version]) -> Path:
 # ----------------------------------------------------------------------------------------------------------------
 
 
+class _Parser(argparse.ArgumentParser):
+    """Usage errors are one line too (``--help`` shows the usage)."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = _Parser(
         prog=PROG, description="One system's BLEU across its versions, from the MLflow runs of harness jobs, with "
         "paired tests between versions on the stored per-segment statistics.",
         epilog="Exit status: 0 ok, 1 regression (--fail-on-regression), 2 nothing can be answered.")
@@ -528,7 +547,7 @@ def history(args: argparse.Namespace) -> tuple[dict[str, Any], list[Version]]:
     """Collect, check and test: the header info and the versions, in order."""
     from .bleu import get_profile, make_options, parse_signature
     from .errors import ConfigError
-    from .significance import bleu_score_fn
+    from .significance import DEFAULT_SAMPLES, TEST_NAMES, bleu_score_fn
 
     uri = args.tracking_uri or default_tracking_uri(args.runs_dir)
     client = open_client(uri)
@@ -551,14 +570,13 @@ def history(args: argparse.Namespace) -> tuple[dict[str, Any], list[Version]]:
         raise HistoryError(f"cannot read the signature {signature!r} ({exc})") from None
     info = {"system": args.system, "experiment": args.experiment, "tracking_uri": uri,
             "dataset": ",".join(sorted({v.dataset for v in versions})), "refset": refset, "variant": args.variant,
-            "signature": signature, "alpha": args.alpha, "seed": args.seed}
-    from .significance import DEFAULT_SAMPLES, TEST_NAMES
-
-    info["test"], info["n_samples"] = TEST_NAMES[args.test], (args.n_samples or DEFAULT_SAMPLES[args.test])
-    if len(versions) >= 2:
-        if not get_profile(opts.profile).additive:
-            raise HistoryError(f"variant {args.variant!r} (profile {opts.profile}) is not a function of summed "
-                               "segment statistics: no paired tests between versions")
+            "signature": signature, "alpha": args.alpha, "seed": args.seed, "test": TEST_NAMES[args.test],
+            "n_samples": args.n_samples or DEFAULT_SAMPLES[args.test]}
+    fill_deltas(versions)
+    if len(versions) >= 2 and not get_profile(opts.profile).additive:
+        info["no_tests"] = (f"variant {args.variant!r} (profile {opts.profile}) is not a function of summed segment "
+                            "statistics: no paired tests between versions")
+    elif len(versions) >= 2:
         fn = bleu_score_fn(opts)
         mats = load_statistics(client, versions, args.system, refset, args.variant, fn)
         info["test"], info["n_samples"] = paired_tests(versions, mats, fn, args.test, args.n_samples, args.seed,
@@ -568,6 +586,8 @@ def history(args: argparse.Namespace) -> tuple[dict[str, Any], list[Version]]:
 
 def gate(info: dict[str, Any], versions: Sequence[Version]) -> str | None:
     """The regression message for the newest version, or None when it is not significantly worse."""
+    if info.get("no_tests"):
+        raise HistoryError(f"{info['no_tests']}: the regression gate cannot test")
     if len(versions) < 2:
         raise HistoryError(f"only one version of {info['system']} ({versions[0].label}) for refset "
                            f"{info['refset']}, variant {info['variant']}: the regression gate has nothing to compare")
@@ -615,7 +635,6 @@ def run(argv: Sequence[str] | None = None) -> int:
 
 def main(argv: Sequence[str] | None = None) -> None:
     """Console entry point (``harness-history``): one line on stderr and a non-zero status on any error."""
-    started = time.perf_counter()
     try:
         status = run(argv)
     except HarnessError as exc:
@@ -627,7 +646,6 @@ def main(argv: Sequence[str] | None = None) -> None:
         text = str(exc).strip().splitlines()
         print(f"{PROG}: error: {type(exc).__name__}: {text[0] if text else ''}", file=sys.stderr)
         status = 2
-    logging.getLogger(__name__).debug("done in %.1f s", time.perf_counter() - started)
     sys.stdout.flush()
     raise SystemExit(status)
 
