@@ -25,7 +25,7 @@ from hydra.types import RunMode
 from omegaconf import DictConfig
 
 from . import __version__
-from .config import ExperimentSpec, build_spec, register_configs, register_resolvers
+from .config import build_spec, register_configs, register_resolvers
 from .errors import HarnessError
 from .experiment import ExperimentResult, n_statistics_jobs, score_experiment
 from .progress import progress_bar

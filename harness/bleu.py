@@ -39,7 +39,6 @@ _LOG_ZERO = -9999999999.0
 SMOOTH_DEFAULTS: dict[str, float | None] = {"none": None, "floor": 0.1, "add-k": 1.0, "exp": None}
 NLTK_METHODS: tuple[str, ...] = tuple(f"method{i}" for i in range(8))
 PROFILES: tuple[str, ...] = ("sacrebleu", "nltk", "hf", "multi-bleu", "mteval-v13a")
-CASE_MODES: tuple[str, ...] = ("mixed", "lc", "ascii-lc")
 
 
 # --------------------------------------------------------------------------------------------------------------

@@ -19,7 +19,7 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-from .bleu import BleuOptions, corpus_score, get_profile, nrefs_label, orders_needed, sentence_scores
+from .bleu import BleuOptions, corpus_score, get_profile, orders_needed, sentence_scores
 from .config import ExperimentSpec, SystemInput, Variant
 from .corpus import TextFile, refset_name
 from .scoring import case_and_tokenize
@@ -228,7 +228,3 @@ def score_fn(opts: BleuOptions) -> Any:
     """BLEU (0-100) of summed statistics ``[..., 2 + 2N]`` under ``opts`` (for resampling)."""
     profile = get_profile(opts.profile)
     return lambda sums: profile.from_sums(sums, opts).score
-
-
-def nrefs_of(cell: ScoredCell) -> int | str:
-    return nrefs_label(cell.stats)

@@ -215,17 +215,6 @@ def terminate_on_sigterm() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
-def runs_of(uri: str, experiment: str) -> list[Any]:
-    """Every run of an experiment (for tests and history)."""
-    from mlflow.tracking import MlflowClient
-
-    client = MlflowClient(tracking_uri=uri)
-    exp = client.get_experiment_by_name(experiment)
-    if exp is None:
-        return []
-    return client.search_runs([exp.experiment_id], max_results=50000)
-
-
 # ----------------------------------------------------------------------------------------------------------------
 # Hydra callback: prepare the store once in the launching process; summarise failed sweep jobs
 # ----------------------------------------------------------------------------------------------------------------
