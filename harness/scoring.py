@@ -15,12 +15,12 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from .bleu import BleuOptions, BleuScore, corpus_score, make_options, orders_needed
-from .stats import SegmentStats, count_statistics, encode_references
+from .stats import SegmentStats, count_statistics, encode_references, prefer_compiled
 from .tokenizers import tokenize_corpus
 
-# Segments per chunk: tokens of one chunk live as Python strings, so this bounds memory (about 0.5 GB at 4
-# references) while keeping per-chunk overhead negligible.
-CHUNK_SEGMENTS = 100_000
+# Segments per chunk: the tokens of one chunk live as Python strings (~60 bytes each), so this bounds memory
+# (~150 MB at 4 references) while keeping the per-chunk overhead negligible.
+CHUNK_SEGMENTS = 25_000
 
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
@@ -110,17 +110,8 @@ class PreparedReferences:
     def build(cls, streams: Sequence[Sequence[str | None]], opts: BleuOptions, order: int | None = None,
               chunk: int = CHUNK_SEGMENTS) -> PreparedReferences:
         n = len(streams[0])
-        chunks = []
-        for start in range(0, max(n, 1), chunk):
-            stop = min(n, start + chunk)
-            token_streams = []
-            for stream in streams:
-                part = stream[start:stop]
-                present = [line for line in part if line is not None]
-                tokens = iter(case_and_tokenize(present, opts))
-                token_streams.append([None if line is None else next(tokens) for line in part])
-            chunks.append(encode_references(token_streams))
-        return cls(tuple(chunks), n, opts, order or orders_needed(opts))
+        chunks = tuple(_encode_chunk(streams, start, min(n, start + chunk), opts) for start in range(0, max(n, 1), chunk))
+        return cls(chunks, n, opts, order or orders_needed(opts))
 
     def statistics(self, hypotheses: Sequence[str]) -> SegmentStats:
         """Statistics of one hypothesis stream (validated strings) against these references."""
@@ -135,14 +126,35 @@ class PreparedReferences:
         return SegmentStats.concat(parts)
 
 
+def _encode_chunk(streams: Sequence[Sequence[str | None]], start: int, stop: int, opts: BleuOptions) -> Any:
+    """Segments ``start:stop`` of every reference stream, cased, tokenized and encoded (None = absent)."""
+    token_streams = []
+    for stream in streams:
+        part = stream[start:stop]
+        tokens = iter(case_and_tokenize([line for line in part if line is not None], opts))
+        token_streams.append([None if line is None else next(tokens) for line in part])
+    return encode_references(token_streams)
+
+
 def segment_statistics(hypotheses: Sequence[str], references: Sequence[Sequence[str | None]],
-                       opts: BleuOptions, order: int | None = None) -> SegmentStats:
-    """Validated inputs -> per-segment statistics (orders ``1..order``, default the options' order)."""
+                       opts: BleuOptions, order: int | None = None, chunk: int = CHUNK_SEGMENTS) -> SegmentStats:
+    """Validated inputs -> per-segment statistics (orders ``1..order``, default the options' order).
+
+    Streams chunk by chunk (references of a chunk are encoded, its hypotheses counted, then both dropped), so
+    memory beyond the input strings stays bounded on corpora of millions of segments.
+    """
     hyps = check_hypotheses(hypotheses)
     if not hyps:
         raise ValueError("hypotheses: no segments to score")
     refs = check_references(references, len(hyps))
-    return PreparedReferences.build(refs, opts, order).statistics(hyps)
+    order = order or orders_needed(opts)
+    prefer_compiled(sum(map(len, hyps)) * (1 + len(refs)) // 6)
+    parts = []
+    for start in range(0, len(hyps), chunk):
+        stop = min(len(hyps), start + chunk)
+        encoded = _encode_chunk(refs, start, stop, opts)
+        parts.append(count_statistics(case_and_tokenize(hyps[start:stop], opts), encoded, order))
+    return SegmentStats.concat(parts)
 
 
 def corpus_bleu(hypotheses: Sequence[str], references: Sequence[Sequence[str | None]], **options: Any) -> BleuScore:

@@ -431,3 +431,14 @@ def test_mecab_tokenizers_equal_sacrebleu(tokenize, hyps, refs):
     ours = harness.corpus_bleu(hyps, [refs], tokenize=tokenize)
     assert_same(ours, theirs)
     assert f"tok:{BLEU(tokenize=tokenize).tokenizer_signature}" in ours.signature
+
+
+def test_chunked_streaming_equals_one_chunk(data):
+    from harness.scoring import segment_statistics
+
+    opts = make_options()
+    hyps = data["systems"]["Nemo"]
+    whole = segment_statistics(hyps, data["refs"], opts, chunk=10_000)
+    pieces = segment_statistics(hyps, data["refs"], opts, chunk=37)  # boundaries aligned to nothing
+    for field in ("hyp_len", "ref_lens", "matches", "totals"):
+        assert np.array_equal(getattr(whole, field), getattr(pieces, field))
