@@ -24,8 +24,7 @@ Checking a shard with ``read_text`` means handing it the shard's bytes as a file
 temporary file of the worker (``tempfile``) with one line of padding (``\\n``, or ``\\r\\n`` in a CRLF file)
 before it (after it for the first shard, whose BOM must stay at byte 0), so that a U+FEFF at the start of a shard
 is "inside the file" and the CRLF decision is the whole file's, exactly as when the whole file is read; line
-numbers and byte offsets in its errors are then shifted back to the file's. (The hex excerpt of a UTF-8 error
-in the first 6 bytes of a shard shows the padding as the bytes before it.)
+numbers, byte offsets and the hex excerpt of its errors are then given back in the file's terms.
 
     from distributed import Client
     from harness.shards import sharded_corpus_bleu
@@ -42,14 +41,15 @@ import logging
 import os
 import re
 import tempfile
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any
 
 import numpy as np
 
 from .bleu import BleuOptions, BleuScore, corpus_score, make_options
-from .corpus import TextFile, check_parallel, read_text
+from .corpus import TextFile, _hex_excerpt, check_parallel, read_text
 from .errors import HarnessError, InputError
 from .scoring import segment_statistics
 from .stats import SegmentStats
@@ -67,6 +67,7 @@ _BOM_BYTES = b"\xef\xbb\xbf"
 _TMP_PREFIX = "harness-shard-"
 _EXTRA_HINT = "pip install 'bleu-harness[dask]'"
 _OFFSET_RE = re.compile(r"byte offset (\d+) in the file")
+_EXCERPT_RE = re.compile(r"; bytes: [0-9a-f ]*\[([0-9a-f ]+)\][0-9a-f ]*$")
 _MORE_RE = re.compile(r"more such character\(s\) in the file")
 
 log = logging.getLogger(__name__)
@@ -126,14 +127,13 @@ def _probe_impl(path: str) -> tuple[int, bytes, bytes]:
     return size, head, tail
 
 
-def _count_impl(path: str, start: int, stop: int) -> tuple[list[int], int]:
-    """Newlines per ``INDEX_BLOCK`` in ``[start, stop)`` and the CRLF pairs whose LF lies there."""
+def _count_impl(path: str, start: int, stop: int, block: int) -> tuple[list[int], int]:
+    """Newlines per ``block`` bytes in ``[start, stop)`` and the CRLF pairs whose LF lies there."""
     with open(path, "rb") as f:
         f.seek(max(0, start - 1))
         data = f.read(stop - max(0, start - 1))
     base = 1 if start > 0 else 0
-    counts = [data.count(b"\n", base + a, base + min(a + INDEX_BLOCK, stop - start))
-              for a in range(0, stop - start, INDEX_BLOCK)]
+    counts = [data.count(b"\n", base + a, base + min(a + block, stop - start)) for a in range(0, stop - start, block)]
     return counts, data.count(b"\r\n")
 
 
@@ -209,8 +209,19 @@ def _read_span(span: _Span, strict: bool) -> list[str]:
         with _as_file(pad + data + tail_pad) as tmp:
             lines = read_text(tmp, strict=strict).lines
     except InputError as exc:
-        reason = _OFFSET_RE.sub(lambda m: f"byte offset {int(m.group(1)) - len(pad) + start} in the file",
-                                exc.reason)
+        reason = exc.reason
+        found = _OFFSET_RE.search(reason)
+        if found:  # an invalid UTF-8 sequence: the file's byte offset, and the excerpt from the file's bytes
+            at = int(found.group(1)) - len(pad) + start
+            reason = _OFFSET_RE.sub(f"byte offset {at} in the file", reason)
+            bad = _EXCERPT_RE.search(reason)
+            if bad:
+                n_bad = len(bad.group(1).split())
+                with open(span.path, "rb") as f:
+                    f.seek(max(0, at - 6))
+                    window = f.read(at - max(0, at - 6) + n_bad + 6)
+                k = at - max(0, at - 6)
+                reason = reason[: bad.start()] + "; bytes: " + _hex_excerpt(window, k, k + n_bad)
         reason = _MORE_RE.sub(f"more such character(s) in lines {span.first + 1}-{span.stop}", reason)
         line = None if exc.line is None else exc.line - (1 if pad else 0) + span.first
         raise InputError(reason, span.path, line) from None
@@ -233,8 +244,8 @@ def _probe(path: str) -> tuple[int, bytes, bytes] | _Failure:
     return _guarded(_probe_impl, path)
 
 
-def _count(path: str, start: int, stop: int) -> tuple[list[int], int] | _Failure:
-    return _guarded(_count_impl, path, start, stop)
+def _count(path: str, start: int, stop: int, block: int) -> tuple[list[int], int] | _Failure:
+    return _guarded(_count_impl, path, start, stop, block)
 
 
 def _shard(spans: Sequence[_Span], opts: BleuOptions, strict: bool) -> SegmentStats | _Failure:
@@ -268,7 +279,8 @@ class _FileIndex:
     n_lines: int
     crlf: bool
     bom: bool
-    cum: np.ndarray  # cum[b] = LFs before block b
+    block: int
+    cum: np.ndarray  # cum[b] = LFs before block b (bytes [b * block, (b + 1) * block))
 
     def boundary(self, line: int) -> _Boundary:
         """Where 0-based line ``line`` starts (``n_lines`` = end of file)."""
@@ -277,8 +289,8 @@ class _FileIndex:
         if line >= self.n_lines:
             return _Boundary(offset=self.size)
         b = int(np.searchsorted(self.cum, line, side="left")) - 1  # cum[b] < line <= cum[b + 1]
-        lo = b * INDEX_BLOCK
-        return _Boundary(lo=lo, hi=min(lo + INDEX_BLOCK, self.size), k=line - int(self.cum[b]))
+        lo = b * self.block
+        return _Boundary(lo=lo, hi=min(lo + self.block, self.size), k=line - int(self.cum[b]))
 
 
 def _last_line_empty(tail: bytes, size: int, bom: bool, crlf: bool) -> bool:
@@ -334,11 +346,13 @@ def _client(client: Any) -> Iterator[Any]:
 
 
 def _index(runner: _Runner, paths: Sequence[str]) -> list[_FileIndex]:
+    block = int(INDEX_BLOCK)
+    span = block * max(1, int(INDEX_RANGE) // block)  # whole blocks per task, so block numbers are the file's
     probes = runner.map(_probe, [(p,) for p in paths])
     calls, owners = [], []
     for i, (p, (size, _, _)) in enumerate(zip(paths, probes)):
-        for a in range(0, size, INDEX_RANGE):
-            calls.append((p, a, min(a + INDEX_RANGE, size)))
+        for a in range(0, size, span):
+            calls.append((p, a, min(a + span, size), block))
             owners.append(i)
     results = runner.map(_count, calls)
     indexes, stand_ins = [], []
@@ -349,7 +363,7 @@ def _index(runner: _Runner, paths: Sequence[str]) -> list[_FileIndex]:
         crlf = n_lf > 0 and n_crlf == n_lf  # read_text's rule: every LF of the file preceded by CR
         bom = head == _BOM_BYTES
         n_lines = n_lf if tail.endswith(b"\n") else n_lf + 1
-        indexes.append(_FileIndex(p, size, n_lines, crlf, bom, np.concatenate([[0], np.cumsum(counts)])))
+        indexes.append(_FileIndex(p, size, n_lines, crlf, bom, block, np.concatenate([[0], np.cumsum(counts)])))
         stand_ins.append(TextFile(path=Path(p), name=Path(p).stem,
                                   lines=_Lines(n_lines, _last_line_empty(tail, size, bom, crlf)),  # type: ignore[arg-type]
                                   sha256="", n_empty=0, bom=bom, crlf=crlf))

@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import CANDIDATES, read_lines
 from sacrebleu.metrics.bleu import BLEU
 
 import harness
@@ -19,16 +20,13 @@ from harness.bleu import make_options
 from harness.corpus import check_parallel, read_text
 from harness.errors import InputError
 from harness.scoring import segment_statistics
-
-from conftest import CANDIDATES, read_lines
+from harness.shards import MissingExtraError, sharded_corpus_bleu, sharded_statistics
 
 HARNESS = shutil.which("harness") or str(Path(sys.executable).parent / "harness")
 DEMO = CANDIDATES[0]
 DEMO_HYP = DEMO / "systems" / "Nemo.txt"
 DEMO_REFS = [DEMO / "refs" / "ref-C.txt", DEMO / "refs" / "ref-D.txt"]
 
-distributed = pytest.importorskip("distributed")
-from harness.shards import MissingExtraError, sharded_corpus_bleu, sharded_statistics  # noqa: E402
 
 
 # ------------------------------------------------------------------------------------------------------ fixtures
@@ -37,6 +35,7 @@ from harness.shards import MissingExtraError, sharded_corpus_bleu, sharded_stati
 @pytest.fixture(scope="module")
 def client():
     """A real local Dask cluster: 2 worker processes, 1 thread each; closed at the end of the module."""
+    distributed = pytest.importorskip("distributed")
     cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
     c = distributed.Client(cluster)
     try:
@@ -48,26 +47,28 @@ def client():
 
 def _generate(n: int, seed: int = 7) -> dict[str, str]:
     """``n`` segments: a hypothesis and 2 references, noisy copies of Zipfian sentences (umlauts, euro signs,
-    capitals and punctuation glued to words, so that 13a has work to do)."""
+    capitals and punctuation glued to words, so that 13a has work to do; a few empty hypotheses)."""
     rng = np.random.default_rng(seed)
     syll = np.array(["ka", "te", "mü", "ro", "sä", "li", "nö", "pa", "vu", "xe", "Zi", "bo", "€", "5"], dtype=object)
-    vocab = np.array(["".join(rng.choice(syll, int(rng.integers(1, 4)))) for _ in range(3000)], dtype=object)
-    vocab = np.concatenate([vocab, np.array([",", ".", "(", ")", ";", "-", "'s"], dtype=object)])
-    p = 1.0 / np.arange(1, vocab.size + 1) ** 1.1
-    p /= p.sum()
+    words = sorted({"".join(rng.choice(syll, int(rng.integers(1, 4)))) for _ in range(3000)}, key=len)
+    vocab = np.array([words[0], ",", words[1], ".", "(", words[2], ")", ";", "-", "'s", *words[3:]], dtype=object)
+    cdf = np.cumsum(1.0 / np.arange(1, vocab.size + 1) ** 1.1)
+    cdf /= cdf[-1]
     lengths = rng.integers(1, 40, n)
-    base = [rng.choice(vocab.size, int(k), p=p) for k in lengths]
+    total = int(lengths.sum())
+    base = np.searchsorted(cdf, rng.random(total))
+    owner = np.repeat(np.arange(n), lengths)
 
     def noisy(rate: float) -> str:
-        out = []
-        for sent in base:
-            s = sent.copy()
-            hit = rng.random(s.size) < rate
-            s[hit] = rng.choice(vocab.size, int(hit.sum()), p=p)
-            keep = rng.random(s.size) >= rate / 3
-            words = vocab[s[keep]] if keep.any() else vocab[s[:1]]
-            out.append(" ".join(words).replace(" ,", ",").replace("( ", "("))
-        return "\n".join(out) + "\n"
+        tok = base.copy()
+        hit = rng.random(total) < rate
+        tok[hit] = np.searchsorted(cdf, rng.random(int(hit.sum())))
+        keep = rng.random(total) >= rate / 3
+        words = vocab[tok[keep]]
+        counts = np.bincount(owner[keep], minlength=n)
+        cuts = np.cumsum(counts)[:-1]
+        lines = [" ".join(w) for w in np.split(words, cuts)]
+        return "\n".join(lines).replace(" ,", ",").replace("( ", "(") + "\n"
 
     return {"ref1": noisy(0.1), "ref2": noisy(0.15), "hyp": noisy(0.3)}
 
@@ -90,6 +91,12 @@ def _single_process(hyp: Path, refs: list[Path], **options):
     return segment_statistics(h, rs, opts), harness.corpus_bleu(h, rs, **options)
 
 
+@pytest.fixture(scope="module")
+def big_single(big):
+    """The single-process statistics and score of the generated corpus (computed once)."""
+    return _single_process(big["hyp"], [big["ref1"], big["ref2"]])
+
+
 def _assert_same_stats(a, b) -> None:
     for field in ("hyp_len", "ref_lens", "matches", "totals"):
         x, y = getattr(a, field), getattr(b, field)
@@ -105,9 +112,9 @@ def _error_of(fn) -> InputError:
 # ------------------------------------------------------------------------------------------------------ Dask
 
 
-def test_generated_corpus_sharded_equals_single_process_exactly(big, client):
+def test_generated_corpus_sharded_equals_single_process_exactly(big, big_single, client):
     hyp, refs = big["hyp"], [big["ref1"], big["ref2"]]
-    want_stats, want = _single_process(hyp, refs)
+    want_stats, want = big_single
     # 7,919 (prime) lines per shard: boundaries aligned neither with the 100k counting chunks, nor with the 1 MiB
     # index blocks, nor with anything in the data; 7 shards, the last one short.
     stats = sharded_statistics(hyp, refs, make_options(), shard_segments=7_919, client=client)
@@ -117,6 +124,17 @@ def test_generated_corpus_sharded_equals_single_process_exactly(big, client):
     assert got.score - want.score == 0
     assert got.as_dict() == want.as_dict()
     assert 5 < got.score < 95  # a real, non-degenerate score
+
+
+def test_tiny_index_blocks_and_ranges(big, big_single, client, monkeypatch):
+    """Many index tasks and blocks (odd sizes, not aligned to lines): every boundary is found by scanning."""
+    from harness import shards
+
+    monkeypatch.setattr(shards, "INDEX_BLOCK", 4_099)
+    monkeypatch.setattr(shards, "INDEX_RANGE", 40 * 4_099 + 17)
+    hyp, refs = big["hyp"], [big["ref1"], big["ref2"]]
+    _assert_same_stats(sharded_statistics(hyp, refs, make_options(), shard_segments=3_001, client=client),
+                       big_single[0])
 
 
 @pytest.mark.parametrize("options", [{}, {"tokenize": "char"}, {"tokenize": "intl", "lowercase": True},
@@ -144,7 +162,9 @@ def test_client_as_address_and_default_client(client):
     want = harness.corpus_bleu(read_lines(DEMO_HYP), [read_lines(r) for r in DEMO_REFS])
     by_address = sharded_corpus_bleu(DEMO_HYP, DEMO_REFS, shard_segments=200, client=client.scheduler.address)
     assert by_address.score == want.score
-    assert distributed.default_client() is client
+    from distributed import default_client
+
+    assert default_client() is client
     assert sharded_corpus_bleu(DEMO_HYP, DEMO_REFS, shard_segments=200).score == want.score  # client=None
 
 
@@ -196,7 +216,7 @@ def test_bom_crlf_and_stray_cr_files_read_as_a_single_process_reads_them(client,
     for name, data in cases.items():
         hyp = tmp_path / f"{name}.txt"
         hyp.write_bytes(data)
-        want_stats, want = _single_process(hyp, [ref])
+        want_stats, _ = _single_process(hyp, [ref])
         for k in (3, 8, 40):
             got = sharded_statistics(hyp, [ref], make_options(), shard_segments=k, client=client)
             _assert_same_stats(got, want_stats)
@@ -209,8 +229,8 @@ def test_unequal_line_counts_are_the_single_process_error(big, client, tmp_path)
     blank = tmp_path / "blank.txt"
     blank.write_bytes(big["ref2"].read_bytes() + b"\n")  # a blank line at the end
     for refs in ([short, big["ref2"]], [big["ref1"], blank]):
-        err = _error_of(lambda: sharded_statistics(big["hyp"], refs, shard_segments=10_000, client=client))
-        single = _error_of(lambda: check_parallel([read_text(p) for p in [big["hyp"], *refs]]))
+        err = _error_of(lambda refs=refs: sharded_statistics(big["hyp"], refs, shard_segments=10_000, client=client))
+        single = _error_of(lambda refs=refs: check_parallel([read_text(p) for p in [big["hyp"], *refs]]))
         assert str(err) == str(single)
     assert "blank line at the end" in str(err)
 
@@ -241,7 +261,8 @@ def test_without_dask_the_error_names_the_extra(monkeypatch):
 def run_harness(cwd: Path, *args: str, timeout: int = 300) -> subprocess.CompletedProcess:
     env = {**os.environ, "HYDRA_FULL_ERROR": "0"}
     env.pop("MLFLOW_TRACKING_URI", None)
-    proc = subprocess.run([HARNESS, *args], cwd=cwd, capture_output=True, text=True, timeout=timeout, env=env)
+    proc = subprocess.run([HARNESS, *args], cwd=cwd, capture_output=True, text=True, timeout=timeout, env=env,
+                          check=False)
     if proc.returncode != 0:
         raise AssertionError(f"harness {' '.join(args)} exited {proc.returncode}\n{proc.stdout}\n{proc.stderr}")
     return proc
@@ -262,7 +283,7 @@ def test_submitit_local_multirun_two_variants_with_tracking(tmp_path):
     runs = tmp_path / "shared" / "runs"  # stands for runs_dir=/shared/...
     proc = run_harness(tmp_path, "-m", "hydra/launcher=submitit_local", "bleu=sacrebleu,char",
                        "dataset.refsets=all", "n_samples=100", f"runs_dir={runs}")
-    assert "Submitit 'local' sweep" in proc.stdout
+    assert "Submitit 'local' sweep" in proc.stdout + proc.stderr
     sweep = runs / "demo"
     assert list((sweep / ".submitit").glob("*/*_result.pkl"))  # the jobs really went through submitit
     tables = {v: pd.read_parquet(sweep / f"bleu={v},dataset.refsets=all,n_samples=100" / "system_scores.parquet")
