@@ -276,10 +276,25 @@ def _human_scores(hcfg: Any, from_dataset: Any, systems: list[str], n_segments: 
                           higher_is_better=True if hcfg.higher_is_better is None else bool(hcfg.higher_is_better))
 
 
+def refuse_targets(node: Any, path: str = "") -> None:
+    """No config of ours is ever instantiated; a ``_target_`` anywhere (e.g. ``+bleu.x._target_=os.system``) is an
+    error rather than something silently carried into the saved config and MLflow params."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            where = f"{path}.{key}" if path else str(key)
+            if key in ("_target_", "_partial_", "_args_"):
+                raise ConfigError(where, "object instantiation is not allowed in harness configs")
+            refuse_targets(value, where)
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            refuse_targets(value, f"{path}[{i}]")
+
+
 def build_spec(cfg: Any, output_dir: str | None = None) -> ExperimentSpec:
     """Validate the composed config and read every input; raises ConfigError / InputError before any scoring."""
     from omegaconf import OmegaConf
 
+    refuse_targets(OmegaConf.to_container(cfg, resolve=False))
     roots = _allowed_roots(cfg)
     variants = build_variants(cfg.bleu)
     ds_cfg = cfg.dataset

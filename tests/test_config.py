@@ -108,3 +108,11 @@ def test_system_name_with_path_is_refused(hydra_compose, tmp_path):
     cfg = hydra_compose("system=example", "system.name=../evil", f"runs_dir={tmp_path}")
     with pytest.raises(ConfigError, match="system.name"):
         build_spec(cfg)
+
+
+@pytest.mark.parametrize("override", ["+bleu.sacrebleu._target_=builtins.print", "+dataset._target_=os.system"])
+def test_no_target_instantiation_from_user_configs(hydra_compose, override, tmp_path):
+    """Variants map to options through our registry; a `_target_` smuggled into a config is refused."""
+    cfg = hydra_compose(override, f"runs_dir={tmp_path}")
+    with pytest.raises(ConfigError, match="_target_.*instantiation is not allowed"):
+        build_spec(cfg)
