@@ -213,7 +213,7 @@ def main() -> None:
     register_resolvers()
     register_configs()
     hydra_main()
-    from .tracking import FAILED_JOBS
+    from .callbacks import FAILED_JOBS
 
     if FAILED_JOBS:
         print(f"harness: {len(FAILED_JOBS)} job(s) failed:", file=sys.stderr)

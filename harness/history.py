@@ -31,7 +31,6 @@ import os
 import re
 import sys
 import tempfile
-import urllib.request
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -40,6 +39,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from .errors import HarnessError
+from .tracking import TrackingError, check_server, configure_client, default_uri
 
 PROG = "harness-history"
 SEGMENT_TABLE = "segment_scores.parquet"
@@ -57,7 +57,7 @@ class HistoryError(HarnessError):
 
 def default_tracking_uri(runs_dir: str | Path = "runs") -> str:
     """The app's default store: ``sqlite:///<abs>/runs/mlflow.db`` (see :mod:`harness.tracking`)."""
-    return f"sqlite:///{Path(runs_dir).resolve() / 'mlflow.db'}"
+    return default_uri(Path(runs_dir))
 
 
 def open_client(uri: str, timeout: float = 10.0) -> Any:
@@ -66,22 +66,18 @@ def open_client(uri: str, timeout: float = 10.0) -> Any:
     A SQLite store is never created by reading it; an HTTP server must answer ``/health``; MLflow's HTTP retries
     are bounded so an unreachable server fails in seconds.
     """
-    os.environ.setdefault("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "2")
-    os.environ.setdefault("MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR", "1")
-    os.environ.setdefault("MLFLOW_HTTP_REQUEST_TIMEOUT", str(int(timeout)))
+    configure_client(2, int(timeout))
     os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")
     if uri.startswith("sqlite:"):
         path = uri.split(":///", 1)[1] if ":///" in uri else ""
         if path and not Path(path).is_file():
             raise HistoryError(f"no MLflow store at {path} (score something with harness first, or give "
                                "--tracking-uri / --runs-dir)")
-    elif uri.startswith(("http://", "https://")):
+    else:
         try:
-            with urllib.request.urlopen(uri.rstrip("/") + "/health", timeout=timeout) as resp:  # noqa: S310
-                if resp.status != 200:
-                    raise HistoryError(f"tracking server {uri} answered /health with HTTP {resp.status}")
-        except OSError as exc:
-            raise HistoryError(f"tracking server {uri} is unreachable ({exc})") from None
+            check_server(uri, timeout)
+        except TrackingError as exc:
+            raise HistoryError(str(exc)) from None
     for name in ("mlflow", "alembic"):
         logging.getLogger(name).setLevel(logging.WARNING)
     from mlflow.tracking import MlflowClient
