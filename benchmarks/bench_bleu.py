@@ -90,7 +90,8 @@ def _make_vocab(rng: Any, size: int) -> list[str]:
             w = w + "'s"
         elif r < 0.085:
             x = int(rng.integers(1, 100_000))
-            w = [str(x), f"{x / 100:.1f}", f"{x:,}", f"{x % 40}-{x % 40 + 5}", str(1900 + x % 130)][int(rng.integers(5))]
+            forms = [str(x), f"{x / 100:.1f}", f"{x:,}", f"{x % 40}-{x % 40 + 5}", str(1900 + x % 130)]
+            w = forms[int(rng.integers(5))]
         out.append(w)
     return out
 
@@ -423,9 +424,9 @@ def _task_stages(spec: dict[str, Any]) -> dict[str, Any]:
 
     acc: dict[str, float] = {}
 
-    def stage(name: str, fn: Callable[[], Any]) -> Any:
+    def stage(name: str, fn: Callable[..., Any], *args: Any) -> Any:
         t = time.perf_counter()
-        out = fn()
+        out = fn(*args)
         acc[name] = acc.get(name, 0.0) + time.perf_counter() - t
         return out
 
@@ -438,13 +439,14 @@ def _task_stages(spec: dict[str, Any]) -> dict[str, Any]:
         parts = []
         for start in range(0, len(h), chunk):
             stop = min(len(h), start + chunk)
-            ref_tokens = stage("tokenize references (13a)", lambda: [case_and_tokenize(s[start:stop], opts) for s in r])
-            enc = stage("encode references (vocab, ids)", lambda: hs.encode_references(ref_tokens))
-            hyp_tokens = stage("tokenize hypotheses (13a)", lambda: case_and_tokenize(h[start:stop], opts))
-            h_ids, h_off = stage("encode hypotheses (ids)", lambda: hs.encode_hypotheses(hyp_tokens, enc.vocab))
-            m, tot = stage("count n-grams (numba kernel, 2 threads)", lambda: hs._count_numba(h_ids, h_off, enc, 4))
+            ref_tokens = stage("tokenize references (13a)", lambda a, b: [case_and_tokenize(s[a:b], opts) for s in r],
+                               start, stop)
+            enc = stage("encode references (vocab, ids)", hs.encode_references, ref_tokens)
+            hyp_tokens = stage("tokenize hypotheses (13a)", case_and_tokenize, h[start:stop], opts)
+            h_ids, h_off = stage("encode hypotheses (ids)", hs.encode_hypotheses, hyp_tokens, enc.vocab)
+            m, tot = stage("count n-grams (numba kernel, 2 threads)", hs._count_numba, h_ids, h_off, enc, 4)
             parts.append(hs.SegmentStats(np.diff(h_off), enc.lengths.copy(), m, tot))
-            del ref_tokens, enc, hyp_tokens
+            del ref_tokens, enc, hyp_tokens  # free the chunk before the next one
         st = stage("concatenate chunks + corpus score", lambda: corpus_score(hs.SegmentStats.concat(parts), opts))
         acc["sum of the stages"] = sum(acc.values())
         gc.collect()
@@ -470,9 +472,9 @@ def _task_stages(spec: dict[str, Any]) -> dict[str, Any]:
     parts: dict[str, list[float]] = {}
     tacc: dict[str, float] = {}
 
-    def part(name: str, fn: Callable[[], Any]) -> Any:
+    def part(name: str, fn: Callable[..., Any], *args: Any) -> Any:
         t = time.perf_counter()
-        out = fn()
+        out = fn(*args)
         tacc[name] = tacc.get(name, 0.0) + time.perf_counter() - t
         return out
 
@@ -482,18 +484,18 @@ def _task_stages(spec: dict[str, Any]) -> dict[str, Any]:
             gc.collect()
             for lines in pieces:
                 items = part("dedup + type check (dict.fromkeys, _as_str_list)",
-                             lambda: list(dict.fromkeys(tk._as_str_list(lines))))
-                prepared = part("rstrip", lambda: [x.rstrip() for x in items])
-                text = part("join + reserved-char check", lambda: (lambda t: (t, tk._has_reserved(t, len(prepared))))(
-                    " " + " \x00 ".join(prepared) + " ")[0])
-                text = part("13a regex passes (_pad_periods_and_classes)",
-                            lambda: tk._pad_periods_and_classes(text, tk._PAD_13A))
+                             lambda x: list(dict.fromkeys(tk._as_str_list(x))), lines)
+                prepared = part("rstrip", lambda x: [y.rstrip() for y in x], items)
+                text = part("join + reserved-char check", lambda x: (lambda t: (t, tk._has_reserved(t, len(x))))(
+                    " " + " \x00 ".join(x) + " ")[0], prepared)
+                text = part("13a regex passes (_pad_periods_and_classes)", tk._pad_periods_and_classes, text,
+                            tk._PAD_13A)
                 with tk._gc_paused():
-                    out = part("split into token lists", lambda: [seg.split() for seg in text.split(tk._SEP)])
-                del out, text, items, prepared
+                    part("split into token lists", lambda x: [seg.split() for seg in x.split(tk._SEP)], text)
+                del text, items, prepared
             gc.collect()
             for lines in pieces:
-                part("total: tokenize_corpus", lambda: tk.tokenize_corpus(lines, "13a"))
+                part("total: tokenize_corpus", tk.tokenize_corpus, lines, "13a")
             for k, v in tacc.items():
                 parts.setdefault(k, []).append(v)
     except AttributeError as exc:  # the tokenizer's internals changed: report the stages only
@@ -640,6 +642,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sentence-sample", type=int, default=5000, help="sacrebleu sentence_score sample size")
     ap.add_argument("--all-peers-1m", action="store_true",
                     help="also run sacrebleu and bleuscore at 1M segments x 4 references (long)")
+    ap.add_argument("--resume", action="store_true", help="reuse the measurements of an interrupted run (kept in "
+                    "benchmarks/_data/; only those with the same options, corpora and harness sources)")
     ap.add_argument("--write", action="store_true", help="update RESULTS.md even with --quick")
     ap.add_argument("--no-write", action="store_true", help="do not update RESULTS.md")
     ap.add_argument("--worker", default=None, help=argparse.SUPPRESS)
@@ -653,7 +657,7 @@ def main(argv: list[str] | None = None) -> int:
     quick = args.quick
     sizes = sorted(int(s) for s in (args.sizes or ("5000" if quick else "100000,1000000")).split(","))
     reps = args.repeats or (1 if quick else 3)
-    cli_reps = 2 if quick else args.cli_repeats
+    cli_reps = 1 if quick else args.cli_repeats
     cli_n = 3000
     sample = min(args.sentence_sample, 500) if quick else args.sentence_sample
     big = max(sizes)
@@ -661,6 +665,26 @@ def main(argv: list[str] | None = None) -> int:
     t_start = time.perf_counter()
     load0 = os.getloadavg()
     code0 = fingerprint()
+    partial = DATA / f"bench_bleu_partial{'_quick' if quick else ''}.json"
+    cache: dict[str, Any] = {}
+    if args.resume and partial.exists():
+        saved = json.loads(partial.read_text())
+        if saved.get("code") == code0 and saved.get("generator") == GENERATOR_VERSION:
+            cache = saved["results"]
+        else:
+            print("--resume: the saved measurements are for other harness sources; starting afresh", flush=True)
+
+    def cached(spec: dict[str, Any], fn: Callable[[], Any]) -> Any:
+        """Run ``fn`` (a measurement) unless --resume has its result; save every result as it comes."""
+        key = json.dumps(spec, sort_keys=True)
+        if key not in cache:
+            cache[key] = fn()
+            DATA.mkdir(parents=True, exist_ok=True)
+            partial.write_text(json.dumps({"code": code0, "generator": GENERATOR_VERSION, "results": cache}))
+        return cache[key]
+
+    def work(spec: dict[str, Any], **kw: Any) -> dict[str, Any]:
+        return cached(spec, lambda: _worker_call(spec, **kw))
 
     def say(msg: str) -> None:
         print(f"[{time.perf_counter() - t_start:6.0f} s] {msg}", flush=True)
@@ -677,9 +701,9 @@ def main(argv: list[str] | None = None) -> int:
     say("(a) shared data")
     rows_a: list[list[str]] = []
     for n_refs in (1,) if quick else (1, 2):
-        res = _worker_call({"task": "shared", "refs": n_refs, "repeats": reps,
+        res = work({"task": "shared", "refs": n_refs, "repeats": reps,
                             "tools": ["harness", "sacrebleu", "harness-nltk", "nltk", "harness-hf", "bleuscore"]})
-        prep = _worker_call({"task": "prepared", "refs": n_refs, "repeats": reps})
+        prep = work({"task": "prepared", "refs": n_refs, "repeats": reps})
         n_sys, n_seg = res["n_systems"], res["n_segments"]
         data = f"wmt21 en-de, {n_sys} systems x {n_seg}"
         for ours, peer, label in (("harness", "sacrebleu", "sacrebleu `BLEU().corpus_score`"),
@@ -708,7 +732,7 @@ def main(argv: list[str] | None = None) -> int:
                 tools = ["harness"]
             for tool in tools:
                 r = 1 if huge and tool != "harness" else reps
-                cres[n, n_refs, tool] = res = _worker_call(
+                cres[n, n_refs, tool] = res = work(
                     {"task": "corpus", "tool": tool, "n": n, "refs": n_refs, "repeats": r})
                 res["runs"] = r
                 say(f"  {n:,} x {n_refs} ref(s) {tool}: {res['wall']:.2f} s wall, {res['cpu']:.2f} s CPU "
@@ -734,26 +758,31 @@ def main(argv: list[str] | None = None) -> int:
     for n_refs in (1, 4):
         h = cres[big, n_refs, "harness"]
         rss_rows.append([f"{big:,} x {n_refs} ref(s): API worker (warm-up + {h['runs']} calls)",
-                         fmt_mb(h["rss_inputs_mb"]), fmt_mb(h["maxrss_mb"]), fmt_mb(h["maxrss_mb"] - h["rss_inputs_mb"])])
+                         fmt_mb(h["rss_inputs_mb"]), fmt_mb(h["maxrss_mb"]),
+                         fmt_mb(h["maxrss_mb"] - h["rss_inputs_mb"])])
 
-    mem = _worker_call({"task": "memory", "n": big, "refs": 4})
+    mem = work({"task": "memory", "n": big, "refs": 4})
     check("(b) memory walk vs harness API", f"{big:,} x 4", mem["score"], cres[big, 4, "harness"]["score"])
     say(f"  memory walk {big:,} x 4: " + ", ".join(f"{name}: {rss:.0f} MB" for name, rss, _ in mem["steps"]))
 
     # ---------------------------------------------------------------- cold start
     say("cold start")
     cold_refs = 1 if mid >= 20_000 else 4  # enough tokens for the numba path
-    cold = {}
-    with tempfile.TemporaryDirectory(prefix="numba_cache_") as empty:
-        cold["compile"] = _worker_call({"task": "coldstart", "n": mid, "refs": cold_refs},
-                                       env=dict(os.environ, NUMBA_CACHE_DIR=empty))
-    cold["cached"] = _worker_call({"task": "coldstart", "n": mid, "refs": cold_refs})
+    nan = float("nan")
+    cold = {"compile": {"import": nan, "first": nan, "second": nan}}  # --quick: not measured
+    if not quick:
+        with tempfile.TemporaryDirectory(prefix="numba_cache_") as empty:
+            cold["compile"] = work({"task": "coldstart", "n": mid, "refs": cold_refs, "numba_cache": "empty"},
+                                   env=dict(os.environ, NUMBA_CACHE_DIR=empty))
+    cold["cached"] = work({"task": "coldstart", "n": mid, "refs": cold_refs})
 
     # ---------------------------------------------------------------- (c) CLI
     say("(c) CLI")
     d_small, d_mid, d_big = corpus_dir(cli_n), corpus_dir(mid), corpus_dir(big)
-    cli_small = cli_pair([d_small / "ref1.txt"], d_small / "hyp.txt", cli_reps)
-    cli_mid = cli_pair([d_mid / "ref1.txt"], d_mid / "hyp.txt", reps)
+    cli_small = cached({"task": "cli_pair", "n": cli_n, "repeats": cli_reps},
+                       lambda: cli_pair([d_small / "ref1.txt"], d_small / "hyp.txt", cli_reps))
+    cli_mid = cached({"task": "cli_pair", "n": mid, "repeats": reps},
+                     lambda: cli_pair([d_mid / "ref1.txt"], d_mid / "hyp.txt", reps))
     rows_c = []
     for label, c, r in ((f"{cli_n:,} x 1 ref", cli_small, cli_reps), (f"{mid:,} x 1 ref", cli_mid, reps)):
         s, h = c["sacrebleu"], c["harness-score"]
@@ -763,8 +792,9 @@ def main(argv: list[str] | None = None) -> int:
                        fmt_mb(s["maxrss_mb"])])
         say(f"  {label}: sacrebleu {s['wall']:.2f} s, harness-score {h['wall']:.2f} s")
     for n_refs in (1, 4):
-        w, text, rss = run_cli([HARNESS_CLI, *(str(d_big / f"ref{k + 1}.txt") for k in range(n_refs)), "-i",
-                                str(d_big / "hyp.txt"), "-f", "json"])
+        w, text, rss = cached({"task": "cli_big", "n": big, "refs": n_refs}, lambda: run_cli(
+            [HARNESS_CLI, *(str(d_big / f"ref{k + 1}.txt") for k in range(n_refs)), "-i", str(d_big / "hyp.txt"),
+             "-f", "json"]))
         check("(c) harness-score vs harness API", f"{big:,} x {n_refs}", float(json.loads(text)[0]["score"]),
               cres[big, n_refs, "harness"]["score"])
         cres[big, n_refs, "cli"] = {"wall": w, "maxrss_mb": rss}
@@ -778,8 +808,8 @@ def main(argv: list[str] | None = None) -> int:
     sent: dict[int, dict[str, Any]] = {}
     for n_refs in (1, 4):
         spec = {"task": "sentence", "n": mid, "refs": n_refs, "repeats": reps, "sample": sample}
-        h = _worker_call({**spec, "tool": "harness"})
-        s = _worker_call({**spec, "tool": "sacrebleu"})
+        h = work({**spec, "tool": "harness"})
+        s = work({**spec, "tool": "sacrebleu"})
         diff = max(check("(d) sentence BLEU vs sacrebleu (sampled segments)", f"{n_refs} ref(s) #{i}", a, b)
                    for i, (a, b) in enumerate(zip(h["sample_scores"], s["sample_scores"])))
         full = s["sample_time"] * s["n"] / s["sample"]
@@ -792,7 +822,7 @@ def main(argv: list[str] | None = None) -> int:
 
     # ---------------------------------------------------------------- profile
     say("profile")
-    prof = _worker_call({"task": "stages", "n": mid, "refs": 4, "repeats": reps})
+    prof = work({"task": "stages", "n": mid, "refs": 4, "repeats": reps})
     total = prof["stages"]["total: harness.corpus_bleu"]
     rows_p = [[k, fmt_s(v), f"{100 * v / total:.0f}%"] for k, v in prof["stages"].items()]
     tok_total = prof["tokenizer_parts"]["total: tokenize_corpus"]
@@ -865,7 +895,8 @@ def main(argv: list[str] | None = None) -> int:
            md_table(["after", "RSS MB", "peak RSS so far MB"],
                     [[name, fmt_mb(rss), fmt_mb(hwm)] for name, rss, hwm in mem["steps"]]),
            "", f"`PreparedReferences` keeps {mem['arrays_mb']:,.0f} MB of int64 arrays (ids, offsets, lengths) and "
-           f"{mem['vocab_entries']:,} vocabulary entries over its chunks (held as long as the prepared references live).",
+           f"{mem['vocab_entries']:,} vocabulary entries over its chunks (held as long as the prepared references "
+           "live).",
            "", "### Cold start (numba)", "",
            f"First vs second `harness.corpus_bleu` call in a fresh process, {mid:,} segments x {cold_refs} ref(s) "
            "(the kernel is used from 400k tokens; below that the numpy path imports no numba):", "",
@@ -890,7 +921,8 @@ def main(argv: list[str] | None = None) -> int:
            f"{prof['chunk']:,} segments (each stage summed over the chunks; {prof['n_tokens']:,} tokens), median "
            "of the runs; the sum of the stages is next to a real `corpus_bleu` call:", "",
            md_table(["stage", "s", "share of total"], rows_p),
-           "", f"Kernel single-threaded, whole corpus as one chunk: {fmt_s(prof['kernel_single_thread'])} s. Inside the "
+           "", f"Kernel single-threaded, whole corpus as one chunk: {fmt_s(prof['kernel_single_thread'])} s. Inside "
+           "the "
            f"13a tokenizer, on the same pieces ({prof['n_lines_tokenized']:,} lines of the 4 references and the "
            f"hypotheses in {prof['n_pieces']} calls of one stream x one chunk), each part summed:", "",
            md_table(["part", "s", "share"], rows_t),
@@ -904,14 +936,28 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def fingerprint() -> str:
-    """A short hash of harness/*.py: the code measured (others may edit the tree during a run)."""
+def _task_fingerprint(spec: dict[str, Any]) -> dict[str, Any]:
+    """A short hash of the harness modules the measured paths import (others may edit the tree during a run)."""
     import hashlib
 
+    import harness  # noqa: F401
+    import harness._kernel  # noqa: F401
+    import harness.cli  # noqa: F401
+    import harness.nltk_compat  # noqa: F401
+
+    files = sorted({Path(m.__file__).name: Path(m.__file__) for name, m in sys.modules.items()
+                    if name.split(".")[0] == "harness" and getattr(m, "__file__", None)}.items())
     h = hashlib.sha256()
-    for path in sorted((ROOT / "harness").glob("*.py")):
-        h.update(path.name.encode() + b"\0" + path.read_bytes())
-    return h.hexdigest()[:12]
+    for name, path in files:
+        h.update(name.encode() + b"\0" + path.read_bytes())
+    return {"hash": h.hexdigest()[:12], "files": [name for name, _ in files]}
+
+
+TASKS["fingerprint"] = _task_fingerprint
+
+
+def fingerprint() -> str:
+    return _worker_call({"task": "fingerprint"})["hash"]
 
 
 def _dist_version(name: str) -> str:
