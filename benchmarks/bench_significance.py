@@ -145,7 +145,7 @@ from harness import significance as sig
 test, n, ref, *hyps = sys.argv[1:]
 read = lambda p: open(p, encoding="utf-8").read().split("\n")[:-1]
 opts = make_options()
-prepared = PreparedReferences.build([read(ref)], opts)
+prepared = PreparedReferences.build([read(ref)], opts, systems=len(hyps))
 systems = [(h, prepared.statistics(read(h))) for h in hyps]
 res = sig.paired_test(systems, sig.bleu_score_fn(opts), test, int(n))
 sys.stdout.write(sig.format_paired_text(res))
@@ -187,7 +187,7 @@ def main(argv: list[str] | None = None) -> int:
         fn = sig.bleu_score_fn(opts)
 
         def our_stats() -> list[tuple[str, Any]]:
-            prepared = PreparedReferences.build([refs], opts)
+            prepared = PreparedReferences.build([refs], opts, systems=len(named))
             return [(n, prepared.statistics(h)) for n, h in named]
 
         our_stats()  # warm-up: numba cache load / compile, tokenizer imports

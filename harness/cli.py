@@ -19,7 +19,7 @@ from .bleu import (NLTK_METHODS, PROFILES, BleuOptions, BleuScore, corpus_score,
 from .corpus import check_parallel, read_text
 from .errors import ConfigError, HarnessError
 from .scoring import PreparedReferences
-from .stats import REF_LENGTH_RULES, SegmentStats, prefer_compiled
+from .stats import REF_LENGTH_RULES, SegmentStats
 
 PROG = "harness-score"
 
@@ -97,11 +97,10 @@ def score_files(args: argparse.Namespace, opts: BleuOptions) -> list[System]:
     for text in (*refs, *hyps):
         for warning in text.warnings:
             print(f"{PROG}: warning: {text.path}: {warning}", file=sys.stderr)
-    # Many systems against the same references: the compiled kernel pays for its ~1 s start-up.
-    prefer_compiled(sum(map(len, refs[0].lines)) * (len(refs) + len(hyps)) // 6)
-    prepared = PreparedReferences.build([r.lines for r in refs], opts)
+    # Many systems against the same references: the compiled kernels pay for their ~1 s start-up.
+    prepared = PreparedReferences.build([r.lines for r in refs], opts, systems=len(hyps))
     names = _system_names(args.input)
-    return [System(name, prepared.statistics(h.lines)) for name, h in zip(names, hyps)]
+    return [System(name, st) for name, st in zip(names, prepared.statistics_of([h.lines for h in hyps]))]
 
 
 def _score_dict(name: str, score: BleuScore) -> dict[str, Any]:

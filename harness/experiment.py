@@ -19,11 +19,18 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
+from . import token_ids
 from .bleu import BleuOptions, corpus_score, get_profile, orders_needed, sentence_scores
 from .config import ExperimentSpec, SystemInput, Variant
 from .corpus import TextFile, refset_name
 from .scoring import case_and_tokenize
-from .stats import SegmentStats, count_statistics, encode_references, prefer_compiled
+from .stats import (
+    SegmentStats,
+    count_encoded,
+    count_statistics,
+    encode_references,
+    prefer_compiled,
+)
 
 log = logging.getLogger(__name__)
 
@@ -174,9 +181,15 @@ def compute_statistics(spec: ExperimentSpec, progress: Any = None) -> tuple[dict
     encoded: dict[tuple[tuple[str, ...], TokenKey], Any] = {}
     for key, system, used, tk, order, opts in missing:
         cache.misses += 1
+        fast = token_ids.usable(opts)  # straight from text to ids once the compiled kernel is loaded
         if (used, tk) not in encoded:
-            encoded[(used, tk)] = encode_references([tokens.get(spec.refs[r], opts) for r in used])
-        stats = count_statistics(tokens.get(system.text, opts), encoded[(used, tk)], order)
+            encoded[(used, tk)] = (token_ids.encode_references([spec.refs[r].lines for r in used], opts) if fast
+                                   else encode_references([tokens.get(spec.refs[r], opts) for r in used]))
+        if fast:
+            h_ids, h_off = token_ids.encode_hypotheses(system.text.lines, encoded[(used, tk)], opts)
+            stats = count_encoded(h_ids, h_off, encoded[(used, tk)], order)
+        else:
+            stats = count_statistics(tokens.get(system.text, opts), encoded[(used, tk)], order)
         cache.save(key, stats)
         out[(system.name, used, tk)] = stats
         if progress is not None:

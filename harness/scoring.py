@@ -11,11 +11,21 @@ length mismatch is a ``ValueError`` naming both lengths, and references passed p
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Sequence
 
+from . import token_ids
 from .bleu import BleuOptions, BleuScore, corpus_score, make_options, orders_needed
-from .stats import SegmentStats, count_statistics, encode_references, prefer_compiled
+from .stats import (
+    SegmentStats,
+    compiled_loaded,
+    count_encoded,
+    count_statistics,
+    encode_references,
+    prefer_compiled,
+)
 from .tokenizers import tokenize_corpus
 
 # Segments per chunk: the tokens of one chunk live as Python strings (~60 bytes each), so this bounds memory
@@ -46,9 +56,10 @@ def check_hypotheses(hypotheses: Any, what: str = "hypotheses") -> list[str]:
         items = list(hypotheses)
     except TypeError:
         raise TypeError(f"{what} must be a sequence of strings, got {type(hypotheses).__name__}") from None
-    for i, item in enumerate(items):
-        if not isinstance(item, str):
-            raise TypeError(f"{what}[{i}] is {type(item).__name__}, expected str")
+    if not set(map(type, items)) <= {str}:
+        for i, item in enumerate(items):
+            if not isinstance(item, str):
+                raise TypeError(f"{what}[{i}] is {type(item).__name__}, expected str")
     return items
 
 
@@ -77,9 +88,10 @@ def check_references(references: Any, n_hyps: int) -> list[list[str | None]]:
         if isinstance(stream, (str, bytes)) or stream is None:
             raise TypeError(f"references[{k}] is {type(stream).__name__}, expected a list of strings (a stream)")
         items = list(stream)
-        for i, item in enumerate(items):
-            if item is not None and not isinstance(item, str):
-                raise TypeError(f"references[{k}][{i}] is {type(item).__name__}, expected str or None")
+        if not set(map(type, items)) <= {str, type(None)}:
+            for i, item in enumerate(items):
+                if item is not None and not isinstance(item, str):
+                    raise TypeError(f"references[{k}][{i}] is {type(item).__name__}, expected str or None")
         out.append(items)
     lengths = [len(s) for s in out]
     if any(n != n_hyps for n in lengths):
@@ -91,7 +103,7 @@ def check_references(references: Any, n_hyps: int) -> list[list[str | None]]:
                         "Reference streams are expected instead (references[k][i] = k-th reference of segment "
                         "i): pass list(map(list, zip(*references))) for a fixed number of references per segment")
         raise ValueError(message)
-    for i in range(n_hyps):
+    for i in range(n_hyps) if all(s.count(None) for s in out) else ():
         if all(s[i] is None for s in out):
             raise ValueError(f"segment {i} has no reference (every stream is None there)")
     return out
@@ -108,10 +120,24 @@ class PreparedReferences:
 
     @classmethod
     def build(cls, streams: Sequence[Sequence[str | None]], opts: BleuOptions, order: int | None = None,
-              chunk: int = CHUNK_SEGMENTS) -> PreparedReferences:
+              chunk: int = CHUNK_SEGMENTS, systems: int = 1) -> PreparedReferences:
+        """``systems``: how many hypothesis streams will be scored against these references.  With the size of
+        the references it decides whether loading the compiled kernels (~1 s, once per process) pays off
+        (:func:`harness.stats.prefer_compiled`); it changes speed only, never a number."""
         n = len(streams[0])
+        chars = sum(len(line) for line in streams[0] if line is not None)
+        prefer_compiled(chars * (len(streams) + systems) // 6)  # ~6 characters per token
         chunks = tuple(_encode_chunk(streams, start, min(n, start + chunk), opts) for start in range(0, max(n, 1), chunk))
         return cls(chunks, n, opts, order or orders_needed(opts))
+
+    def statistics_of(self, streams: Sequence[Sequence[str]]) -> list[SegmentStats]:
+        """Statistics of several hypothesis streams (validated strings), in a thread per core when the compiled
+        kernels are loaded (they release the GIL); the same arrays as ``[self.statistics(s) for s in streams]``."""
+        workers = min(os.cpu_count() or 1, len(streams))
+        if workers < 2 or not compiled_loaded():
+            return [self.statistics(s) for s in streams]
+        with ThreadPoolExecutor(workers) as pool:
+            return list(pool.map(self.statistics, streams))
 
     def statistics(self, hypotheses: Sequence[str]) -> SegmentStats:
         """Statistics of one hypothesis stream (validated strings) against these references."""
@@ -121,19 +147,33 @@ class PreparedReferences:
         start = 0
         for refs in self.chunks:
             stop = start + len(refs)
-            parts.append(count_statistics(case_and_tokenize(hypotheses[start:stop], self.opts), refs, self.order))
+            parts.append(_count_chunk(hypotheses[start:stop], refs, self.opts, self.order))
             start = stop
         return SegmentStats.concat(parts)
 
 
 def _encode_chunk(streams: Sequence[Sequence[str | None]], start: int, stop: int, opts: BleuOptions) -> Any:
-    """Segments ``start:stop`` of every reference stream, cased, tokenized and encoded (None = absent)."""
+    """Segments ``start:stop`` of every reference stream, cased, tokenized and encoded (None = absent).
+
+    Straight from text to ids (:mod:`harness.token_ids`) when the compiled kernel is loaded and the tokenizer
+    has that path; else through token lists (:mod:`harness.tokenizers`).
+    """
+    if token_ids.usable(opts):
+        return token_ids.encode_references([stream[start:stop] for stream in streams], opts)
     token_streams = []
     for stream in streams:
         part = stream[start:stop]
         tokens = iter(case_and_tokenize([line for line in part if line is not None], opts))
         token_streams.append([None if line is None else next(tokens) for line in part])
     return encode_references(token_streams)
+
+
+def _count_chunk(hypotheses: Sequence[str], encoded: Any, opts: BleuOptions, order: int) -> SegmentStats:
+    """Statistics of hypothesis lines against a chunk encoded by :func:`_encode_chunk` (on the same path)."""
+    if isinstance(encoded.vocab, token_ids.TokenTable):
+        h_ids, h_off = token_ids.encode_hypotheses(hypotheses, encoded, opts)
+        return count_encoded(h_ids, h_off, encoded, order)
+    return count_statistics(case_and_tokenize(hypotheses, opts), encoded, order)
 
 
 def segment_statistics(hypotheses: Sequence[str], references: Sequence[Sequence[str | None]],
@@ -153,7 +193,7 @@ def segment_statistics(hypotheses: Sequence[str], references: Sequence[Sequence[
     for start in range(0, len(hyps), chunk):
         stop = min(len(hyps), start + chunk)
         encoded = _encode_chunk(refs, start, stop, opts)
-        parts.append(count_statistics(case_and_tokenize(hyps[start:stop], opts), encoded, order))
+        parts.append(_count_chunk(hyps[start:stop], encoded, opts, order))
     return SegmentStats.concat(parts)
 
 

@@ -26,7 +26,7 @@ import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from itertools import chain, repeat
-from typing import Literal, Sequence
+from typing import Any, Literal, Sequence
 
 import numpy as np
 from numpy.typing import NDArray
@@ -148,13 +148,14 @@ class EncodedReferences:
 
     ``ids`` holds every reference token, segment-major (segment 0: ref 0, ref 1, ...; segment 1: ...);
     reference ``k`` of segment ``i`` is ``ids[offsets[i * R + k] : offsets[i * R + k + 1]]``;
-    ``lengths[i, k]`` is its length, ``-1`` when absent. ``vocab`` maps reference tokens to ids.
+    ``lengths[i, k]`` is its length, ``-1`` when absent. ``vocab`` maps reference tokens to ids: a dict when
+    built from token lists here, a :class:`harness.token_ids.TokenTable` when built from raw text there.
     """
 
     ids: NDArray[np.int64]
     offsets: NDArray[np.int64]
     lengths: NDArray[np.int64]
-    vocab: dict[str, int]
+    vocab: Any
 
     def __len__(self) -> int:
         return int(self.lengths.shape[0])
@@ -228,16 +229,27 @@ def prefer_compiled(expected_tokens: int) -> bool:
     return _KERNEL is not None
 
 
+def compiled_loaded() -> bool:
+    """Whether the compiled kernel is loaded (then every count, and the text-to-ids path, use compiled code)."""
+    return _KERNEL is not None
+
+
 def count_statistics(
     hypotheses: TokenLists, references: EncodedReferences, max_order: int = 4
 ) -> SegmentStats:
     """Sufficient statistics of one hypothesis stream (token lists) against encoded references."""
+    h_ids, h_off = encode_hypotheses(hypotheses, references.vocab)
+    return count_encoded(h_ids, h_off, references, max_order)
+
+
+def count_encoded(h_ids: NDArray[np.int64], h_off: NDArray[np.int64], references: EncodedReferences,
+                  max_order: int = 4) -> SegmentStats:
+    """Sufficient statistics of hypothesis token ids (``h_ids[h_off[i]:h_off[i+1]]`` = segment ``i``, ``-1`` =
+    unknown to the references) against encoded references."""
     if max_order < 1:
         raise ConfigError("max_ngram_order", f"must be >= 1, got {max_order}")
-    n = len(hypotheses)
-    if n != len(references):
-        raise ValueError(f"{n} hypotheses but {len(references)} reference segments")
-    h_ids, h_off = encode_hypotheses(hypotheses, references.vocab)
+    if h_off.shape[0] - 1 != len(references):
+        raise ValueError(f"{h_off.shape[0] - 1} hypotheses but {len(references)} reference segments")
     if _KERNEL is None and h_ids.size + references.ids.size < _NUMBA_MIN_TOKENS:
         matches, totals = count_numpy(h_ids, h_off, references, max_order)
     else:
