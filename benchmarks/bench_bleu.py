@@ -407,13 +407,14 @@ def _task_sentence(spec: dict[str, Any]) -> dict[str, Any]:
 
 def _task_stages(spec: dict[str, Any]) -> dict[str, Any]:
     """Where the harness time goes on ``n`` segments x ``refs`` references: the stages of corpus_bleu called one
-    by one, chunk by chunk (``harness.scoring.CHUNK_SEGMENTS``) as ``segment_statistics`` does, each stage's time
-    summed over the chunks; and the parts of the 13a tokenizer."""
+    by one, chunk by chunk (``harness.scoring.CHUNK_SEGMENTS``) as ``segment_statistics`` does (text straight to
+    ids, :mod:`harness.token_ids`), each stage's time summed over the chunks; and, on the same chunks, the string
+    path it replaced on large inputs (token lists from :mod:`harness.tokenizers`, then a dict vocabulary)."""
     import numpy as np
 
     import harness
     from harness import stats as hs
-    from harness import tokenizers as tk
+    from harness import token_ids
     from harness.bleu import corpus_score, make_options
     from harness.scoring import CHUNK_SEGMENTS, case_and_tokenize, check_hypotheses, check_references
 
@@ -421,7 +422,6 @@ def _task_stages(spec: dict[str, Any]) -> dict[str, Any]:
     opts = make_options()
     harness.corpus_bleu(hyps[:30_000], [r[:30_000] for r in refs])  # warm-up (numba)
     rows: dict[str, list[float]] = {}
-
     acc: dict[str, float] = {}
 
     def stage(name: str, fn: Callable[..., Any], *args: Any) -> Any:
@@ -434,19 +434,18 @@ def _task_stages(spec: dict[str, Any]) -> dict[str, Any]:
     for _ in range(spec["repeats"]):
         acc.clear()
         gc.collect()
-        h, r = stage("validate inputs (check_hypotheses/references)",
-                     lambda: (lambda h: (h, check_references(refs, len(h))))(check_hypotheses(hyps)))
+        h = stage("validate inputs (check_hypotheses/references)", check_hypotheses, hyps)
+        r = stage("validate inputs (check_hypotheses/references)", check_references, refs, len(h))
         parts = []
         for start in range(0, len(h), chunk):
             stop = min(len(h), start + chunk)
-            ref_tokens = stage("tokenize references (13a)", lambda a, b: [case_and_tokenize(s[a:b], opts) for s in r],
-                               start, stop)
-            enc = stage("encode references (vocab, ids)", hs.encode_references, ref_tokens)
-            hyp_tokens = stage("tokenize hypotheses (13a)", case_and_tokenize, h[start:stop], opts)
-            h_ids, h_off = stage("encode hypotheses (ids)", hs.encode_hypotheses, hyp_tokens, enc.vocab)
+            enc = stage("references: text -> ids (13a, compiled)", token_ids.encode_references,
+                        [x[start:stop] for x in r], opts)
+            h_ids, h_off = stage("hypotheses: text -> ids (13a, compiled)", token_ids.encode_hypotheses,
+                                 h[start:stop], enc, opts)
             m, tot = stage("count n-grams (numba kernel, 2 threads)", hs._count_numba, h_ids, h_off, enc, 4)
             parts.append(hs.SegmentStats(np.diff(h_off), enc.lengths.copy(), m, tot))
-            del ref_tokens, enc, hyp_tokens  # free the chunk before the next one
+            del enc  # free the chunk before the next one
         st = stage("concatenate chunks + corpus score", lambda: corpus_score(hs.SegmentStats.concat(parts), opts))
         acc["sum of the stages"] = sum(acc.values())
         gc.collect()
@@ -454,10 +453,9 @@ def _task_stages(spec: dict[str, Any]) -> dict[str, Any]:
         assert abs(total.score - st.score) <= TOL
         for k, v in acc.items():
             rows.setdefault(k, []).append(v)
-    # the kernel single-threaded over the whole corpus as one chunk, for reference
-    ref_tokens = [case_and_tokenize(s, opts) for s in refs]
-    enc = hs.encode_references(ref_tokens)
-    h_ids, h_off = hs.encode_hypotheses(case_and_tokenize(hyps, opts), enc.vocab)
+    # the counting kernel single-threaded over the whole corpus as one chunk, for reference
+    enc = token_ids.encode_references(refs, opts)
+    h_ids, h_off = token_ids.encode_hypotheses(hyps, enc, opts)
     kern = hs._kernel()
     single = []
     for _ in range(spec["repeats"]):
@@ -466,45 +464,27 @@ def _task_stages(spec: dict[str, Any]) -> dict[str, Any]:
         kern(h_ids, h_off, enc.ids, enc.offsets, enc.n_refs, 4, 0, len(hyps), mm, tt)
         single.append(time.perf_counter() - t)
     n_tokens = int(enc.ids.size + h_ids.size)
-    del ref_tokens, enc
-    # inside the 13a tokenizer: the same pieces as above (each stream, chunk by chunk), each part summed
-    pieces = [s[start:start + chunk] for s in (*refs, hyps) for start in range(0, len(hyps), chunk)]
-    parts: dict[str, list[float]] = {}
-    tacc: dict[str, float] = {}
-
-    def part(name: str, fn: Callable[..., Any], *args: Any) -> Any:
-        t = time.perf_counter()
-        out = fn(*args)
-        tacc[name] = tacc.get(name, 0.0) + time.perf_counter() - t
-        return out
-
-    try:
-        for _ in range(spec["repeats"]):
-            tacc.clear()
-            gc.collect()
-            for lines in pieces:
-                items = part("dedup + type check (dict.fromkeys, _as_str_list)",
-                             lambda x: list(dict.fromkeys(tk._as_str_list(x))), lines)
-                prepared = part("rstrip", lambda x: [y.rstrip() for y in x], items)
-                text = part("join + reserved-char check", lambda x: (lambda t: (t, tk._has_reserved(t, len(x))))(
-                    " " + " \x00 ".join(x) + " ")[0], prepared)
-                text = part("13a regex passes (_pad_periods_and_classes)", tk._pad_periods_and_classes, text,
-                            tk._PAD_13A)
-                with tk._gc_paused():
-                    part("split into token lists", lambda x: [seg.split() for seg in x.split(tk._SEP)], text)
-                del text, items, prepared
-            gc.collect()
-            for lines in pieces:
-                part("total: tokenize_corpus", tk.tokenize_corpus, lines, "13a")
-            for k, v in tacc.items():
-                parts.setdefault(k, []).append(v)
-    except AttributeError as exc:  # the tokenizer's internals changed: report the stages only
-        parts = {"total: tokenize_corpus": [float("nan")], f"(parts not measured: {exc})": [float("nan")]}
-    lines = pieces
+    del enc
+    # the same chunks through the string path (what corpus_bleu does below the compiled-kernel threshold)
+    compare: dict[str, list[float]] = {}
+    for _ in range(spec["repeats"]):
+        acc.clear()
+        gc.collect()
+        for start in range(0, len(hyps), chunk):
+            stop = min(len(hyps), start + chunk)
+            ref_tokens = stage("string path: tokenize (token lists)", lambda a, b: [case_and_tokenize(x[a:b], opts)
+                                                                                  for x in refs], start, stop)
+            hyp_tokens = stage("string path: tokenize (token lists)", case_and_tokenize, hyps[start:stop], opts)
+            enc = stage("string path: encode (dict vocabulary)", hs.encode_references, ref_tokens)
+            stage("string path: encode (dict vocabulary)", hs.encode_hypotheses, hyp_tokens, enc.vocab)
+            del ref_tokens, hyp_tokens, enc
+        acc["string path: total"] = sum(acc.values())
+        for k, v in acc.items():
+            compare.setdefault(k, []).append(v)
     med = {k: statistics.median(v) for k, v in rows.items()}
-    return {"stages": med, "chunk": chunk, "kernel_single_thread": statistics.median(single), "tokenizer_parts":
-            {k: statistics.median(v) for k, v in parts.items()}, "n_tokens": n_tokens,
-            "n_lines_tokenized": sum(map(len, lines)), "n_pieces": len(lines)}
+    return {"stages": med, "chunk": chunk, "kernel_single_thread": statistics.median(single), "string_path":
+            {k: statistics.median(v) for k, v in compare.items()}, "n_tokens": n_tokens,
+            "n_lines": len(hyps) * (1 + len(refs))}
 
 
 def _task_memory(spec: dict[str, Any]) -> dict[str, Any]:
@@ -825,12 +805,11 @@ def main(argv: list[str] | None = None) -> int:
     prof = work({"task": "stages", "n": mid, "refs": 4, "repeats": reps})
     total = prof["stages"]["total: harness.corpus_bleu"]
     rows_p = [[k, fmt_s(v), f"{100 * v / total:.0f}%"] for k, v in prof["stages"].items()]
-    tok_total = prof["tokenizer_parts"]["total: tokenize_corpus"]
-    rest = tok_total - sum(v for k, v in prof["tokenizer_parts"].items() if not k.startswith(("total", "(")))
-    rows_t = [[k, fmt_s(v), f"{100 * v / tok_total:.0f}%"] for k, v in prof["tokenizer_parts"].items()]
-    rows_t.insert(-1, ["rest: total minus the parts (mostly the GC pass over the new lists when `_gc_paused` "
-                       "re-enables the collector, and the line -> index map for duplicate lines)", fmt_s(rest),
-                       f"{100 * rest / tok_total:.0f}%"])
+    ids_path = (prof["stages"]["references: text -> ids (13a, compiled)"]
+                + prof["stages"]["hypotheses: text -> ids (13a, compiled)"])
+    rows_t = [[k, fmt_s(v)] for k, v in prof["string_path"].items()]
+    rows_t.append(["text -> ids (compiled path, the two stages above)", fmt_s(ids_path)])
+    rows_t.append(["ratio (string path / compiled path)", f"{prof['string_path']['string path: total'] / ids_path:.1f}x"])
 
     # ---------------------------------------------------------------- targets
     targets = []
@@ -921,11 +900,11 @@ def main(argv: list[str] | None = None) -> int:
            f"{prof['chunk']:,} segments (each stage summed over the chunks; {prof['n_tokens']:,} tokens), median "
            "of the runs; the sum of the stages is next to a real `corpus_bleu` call:", "",
            md_table(["stage", "s", "share of total"], rows_p),
-           "", f"Kernel single-threaded, whole corpus as one chunk: {fmt_s(prof['kernel_single_thread'])} s. Inside "
-           "the "
-           f"13a tokenizer, on the same pieces ({prof['n_lines_tokenized']:,} lines of the 4 references and the "
-           f"hypotheses in {prof['n_pieces']} calls of one stream x one chunk), each part summed:", "",
-           md_table(["part", "s", "share"], rows_t),
+           "", f"Counting kernel single-threaded, whole corpus as one chunk: {fmt_s(prof['kernel_single_thread'])} s. "
+           f"The same chunks ({prof['n_lines']:,} lines) through the string path, which `corpus_bleu` takes below "
+           "the compiled-kernel threshold (and for the intl, zh and char tokenizers): token lists, then a dict "
+           "vocabulary:", "",
+           md_table(["step", "s"], rows_t),
            "", "Checks: " + check.summary() + "."]
     report = "\n".join(out) + "\n"
     print()

@@ -69,56 +69,45 @@ def _pad_13a(cps, s, e, a, b):  # pragma: no cover - compiled
     a[m + 1] = _SPACE
     a[m + 2] = _SPACE
     m += 3
-    # rule 2: ([^0-9])([\.,]) -> '\1 \2 '
+    m = _context_rule(a, m, b, 2)  # ([^0-9])([\.,]) -> '\1 \2 '
+    m = _context_rule(b, m, a, 3)  # ([\.,])([^0-9]) -> ' \1 \2'
+    return _context_rule(a, m, b, 4)  # ([0-9])(-) -> '\1 \2 '
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _context_rule(src, m, dst, rule):  # pragma: no cover - compiled
+    """One of TokenizerRegexp's two-character rules 2-4 as ``re.sub`` applies it to ``src[:m]``, into ``dst``;
+    returns the new length.  Each inserts a space after the first and after the second character matched
+    (rules 2, 4) or before each of them (rule 3)."""
     k = 0
     j = 0
     while j < m:
-        c = a[j]
-        if j + 1 < m and not _digit(c) and _dot_comma(a[j + 1]):
-            b[k] = c
-            b[k + 1] = _SPACE
-            b[k + 2] = a[j + 1]
-            b[k + 3] = _SPACE
-            k += 4
-            j += 2
-        else:
-            b[k] = c
-            k += 1
-            j += 1
-    m = k
-    # rule 3: ([\.,])([^0-9]) -> ' \1 \2'
-    k = 0
-    j = 0
-    while j < m:
-        c = b[j]
-        if j + 1 < m and _dot_comma(c) and not _digit(b[j + 1]):
-            a[k] = _SPACE
-            a[k + 1] = c
-            a[k + 2] = _SPACE
-            a[k + 3] = b[j + 1]
-            k += 4
-            j += 2
-        else:
-            a[k] = c
-            k += 1
-            j += 1
-    m = k
-    # rule 4: ([0-9])(-) -> '\1 \2 '
-    k = 0
-    j = 0
-    while j < m:
-        c = a[j]
-        if j + 1 < m and _digit(c) and a[j + 1] == 0x2D:
-            b[k] = c
-            b[k + 1] = _SPACE
-            b[k + 2] = 0x2D
-            b[k + 3] = _SPACE
-            k += 4
-            j += 2
-        else:
-            b[k] = c
-            k += 1
-            j += 1
+        c = src[j]
+        if j + 1 < m:
+            d = src[j + 1]
+            if rule == 2:
+                hit = not _digit(c) and _dot_comma(d)
+            elif rule == 3:
+                hit = _dot_comma(c) and not _digit(d)
+            else:
+                hit = _digit(c) and d == 0x2D
+            if hit:
+                if rule == 3:
+                    dst[k] = _SPACE
+                    dst[k + 1] = c
+                    dst[k + 2] = _SPACE
+                    dst[k + 3] = d
+                else:
+                    dst[k] = c
+                    dst[k + 1] = _SPACE
+                    dst[k + 2] = d
+                    dst[k + 3] = _SPACE
+                k += 4
+                j += 2
+                continue
+        dst[k] = c
+        k += 1
+        j += 1
     return k
 
 
