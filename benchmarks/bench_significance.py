@@ -140,13 +140,12 @@ def cli_has_paired() -> bool:
 STAND_IN = r"""
 import sys
 from harness.bleu import make_options
-from harness.scoring import PreparedReferences
+from harness.scoring import systems_statistics
 from harness import significance as sig
 test, n, ref, *hyps = sys.argv[1:]
 read = lambda p: open(p, encoding="utf-8").read().split("\n")[:-1]
 opts = make_options()
-prepared = PreparedReferences.build([read(ref)], opts, systems=len(hyps))
-systems = [(h, prepared.statistics(read(h))) for h in hyps]
+systems = list(zip(hyps, systems_statistics([read(h) for h in hyps], [read(ref)], opts)))
 res = sig.paired_test(systems, sig.bleu_score_fn(opts), test, int(n))
 sys.stdout.write(sig.format_paired_text(res))
 """
@@ -168,7 +167,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from harness import significance as sig
     from harness.bleu import make_options
-    from harness.scoring import PreparedReferences
+    from harness.scoring import systems_statistics
 
     n_sys, n_seg = (5, 500) if args.quick else (20, 3000)
     n_bs, n_ar = (1000, 2000) if args.quick else (1000, 10000)
@@ -187,8 +186,7 @@ def main(argv: list[str] | None = None) -> int:
         fn = sig.bleu_score_fn(opts)
 
         def our_stats() -> list[tuple[str, Any]]:
-            prepared = PreparedReferences.build([refs], opts, systems=len(named))
-            return [(n, prepared.statistics(h)) for n, h in named]
+            return list(zip(names, systems_statistics(systems, [refs], opts)))
 
         our_stats()  # warm-up: numba cache load / compile, tokenizer imports
         stats = our_stats()

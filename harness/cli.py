@@ -14,11 +14,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
-from .bleu import (NLTK_METHODS, PROFILES, BleuOptions, BleuScore, corpus_score, make_options, nrefs_label, score_at,
-                   sentence_scores, signature)
+from .bleu import (
+    NLTK_METHODS,
+    PROFILES,
+    BleuOptions,
+    BleuScore,
+    corpus_score,
+    make_options,
+    nrefs_label,
+    score_at,
+    sentence_scores,
+    signature,
+)
 from .corpus import check_parallel, read_text
 from .errors import ConfigError, HarnessError
-from .scoring import PreparedReferences
+from .scoring import systems_statistics
 from .stats import REF_LENGTH_RULES, SegmentStats
 
 PROG = "harness-score"
@@ -97,10 +107,8 @@ def score_files(args: argparse.Namespace, opts: BleuOptions) -> list[System]:
     for text in (*refs, *hyps):
         for warning in text.warnings:
             print(f"{PROG}: warning: {text.path}: {warning}", file=sys.stderr)
-    # Many systems against the same references: the compiled kernels pay for their ~1 s start-up.
-    prepared = PreparedReferences.build([r.lines for r in refs], opts, systems=len(hyps))
-    names = _system_names(args.input)
-    return [System(name, st) for name, st in zip(names, prepared.statistics_of([h.lines for h in hyps]))]
+    statistics = systems_statistics([h.lines for h in hyps], [r.lines for r in refs], opts)
+    return [System(name, st) for name, st in zip(_system_names(args.input), statistics)]
 
 
 def _score_dict(name: str, score: BleuScore) -> dict[str, Any]:
@@ -171,7 +179,12 @@ def _seed(args: argparse.Namespace) -> int | None:
 
 def report_paired(systems: list[System], opts: BleuOptions, args: argparse.Namespace) -> str:
     """sacrebleu's ``--paired-bs`` / ``--paired-ar`` output (baseline first), or its JSON / TSV."""
-    from .significance import bleu_score_fn, format_paired_text, paired_test, signature_extra
+    from .significance import (
+        bleu_score_fn,
+        format_paired_text,
+        paired_test,
+        signature_extra,
+    )
 
     if len(systems) < 2:
         raise ConfigError("paired_bs" if args.paired_bs else "paired_ar",

@@ -14,7 +14,8 @@ from __future__ import annotations
 import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Sequence
+from functools import partial
+from typing import Any, Callable, Sequence
 
 from . import token_ids
 from .bleu import BleuOptions, BleuScore, corpus_score, make_options, orders_needed
@@ -133,11 +134,7 @@ class PreparedReferences:
     def statistics_of(self, streams: Sequence[Sequence[str]]) -> list[SegmentStats]:
         """Statistics of several hypothesis streams (validated strings), in a thread per core when the compiled
         kernels are loaded (they release the GIL); the same arrays as ``[self.statistics(s) for s in streams]``."""
-        workers = min(os.cpu_count() or 1, len(streams))
-        if workers < 2 or not compiled_loaded():
-            return [self.statistics(s) for s in streams]
-        with ThreadPoolExecutor(workers) as pool:
-            return list(pool.map(self.statistics, streams))
+        return _in_threads(self.statistics, streams)
 
     def statistics(self, hypotheses: Sequence[str]) -> SegmentStats:
         """Statistics of one hypothesis stream (validated strings) against these references."""
@@ -176,25 +173,61 @@ def _count_chunk(hypotheses: Sequence[str], encoded: Any, opts: BleuOptions, ord
     return count_statistics(case_and_tokenize(hypotheses, opts), encoded, order)
 
 
+def _count_slice(hypotheses: Sequence[str], start: int, stop: int, encoded: Any, opts: BleuOptions,
+                 order: int) -> SegmentStats:
+    return _count_chunk(hypotheses[start:stop], encoded, opts, order)
+
+
+def _in_threads(fn: Callable[[Any], SegmentStats], items: Sequence[Any]) -> list[SegmentStats]:
+    """``[fn(x) for x in items]``, in a thread per core when the compiled kernels are loaded (they release the
+    GIL; the string path would only contend for it)."""
+    workers = min(os.cpu_count() or 1, len(items))
+    if workers < 2 or not compiled_loaded():
+        return [fn(x) for x in items]
+    with ThreadPoolExecutor(workers) as pool:
+        return list(pool.map(fn, items))
+
+
+def systems_statistics(systems: Sequence[Sequence[str]], references: Sequence[Sequence[str | None]],
+                       opts: BleuOptions, order: int | None = None, chunk: int = CHUNK_SEGMENTS
+                       ) -> list[SegmentStats]:
+    """Per-segment statistics of several hypothesis streams against the same references (orders ``1..order``,
+    default the options' order): one :class:`SegmentStats` per system, validated as in :func:`corpus_bleu`.
+
+    Streams chunk by chunk: the references of a chunk are encoded once, every system's segments of that chunk
+    are counted against them (in a thread per core on the compiled path), then the chunk is dropped, so memory
+    beyond the input strings stays bounded on corpora of millions of segments.  The size of the whole job
+    decides whether loading the compiled kernels pays off (:func:`harness.stats.prefer_compiled`).
+    """
+    if not systems:
+        raise ValueError("no hypothesis streams to score")
+    hyps = [check_hypotheses(h, "hypotheses" if len(systems) == 1 else f"hypotheses of system {k}")
+            for k, h in enumerate(systems)]
+    n = len(hyps[0])
+    if not n:
+        raise ValueError("hypotheses: no segments to score")
+    for k, h in enumerate(hyps):
+        if len(h) != n:
+            raise ValueError(f"system {k} has {len(h)} segments but system 0 has {n}")
+    refs = check_references(references, n)
+    order = order or orders_needed(opts)
+    prefer_compiled(sum(map(len, hyps[0])) * (len(hyps) + len(refs)) // 6)  # ~6 characters per token
+    parts: list[list[SegmentStats]] = [[] for _ in hyps]
+    for start in range(0, n, chunk):
+        stop = min(n, start + chunk)
+        encoded = _encode_chunk(refs, start, stop, opts)
+        counted = _in_threads(partial(_count_slice, start=start, stop=stop, encoded=encoded, opts=opts,
+                                      order=order), hyps)
+        for k, st in enumerate(counted):
+            parts[k].append(st)
+        del encoded, counted
+    return [SegmentStats.concat(p) for p in parts]
+
+
 def segment_statistics(hypotheses: Sequence[str], references: Sequence[Sequence[str | None]],
                        opts: BleuOptions, order: int | None = None, chunk: int = CHUNK_SEGMENTS) -> SegmentStats:
-    """Validated inputs -> per-segment statistics (orders ``1..order``, default the options' order).
-
-    Streams chunk by chunk (references of a chunk are encoded, its hypotheses counted, then both dropped), so
-    memory beyond the input strings stays bounded on corpora of millions of segments.
-    """
-    hyps = check_hypotheses(hypotheses)
-    if not hyps:
-        raise ValueError("hypotheses: no segments to score")
-    refs = check_references(references, len(hyps))
-    order = order or orders_needed(opts)
-    prefer_compiled(sum(map(len, hyps)) * (1 + len(refs)) // 6)
-    parts = []
-    for start in range(0, len(hyps), chunk):
-        stop = min(len(hyps), start + chunk)
-        encoded = _encode_chunk(refs, start, stop, opts)
-        parts.append(_count_chunk(hyps[start:stop], encoded, opts, order))
-    return SegmentStats.concat(parts)
+    """Validated inputs -> per-segment statistics of one system (see :func:`systems_statistics`)."""
+    return systems_statistics([hypotheses], references, opts, order, chunk)[0]
 
 
 def corpus_bleu(hypotheses: Sequence[str], references: Sequence[Sequence[str | None]], **options: Any) -> BleuScore:

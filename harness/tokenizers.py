@@ -22,6 +22,11 @@ Reproduce: ``python -m harness.tokenizers [data_dir] [n_lines]``.  On the repeat
 is de-duplication (sacrebleu's lru_cache gets the same hits but costs more per hit); on unique lines about
 0.3-0.45 s of ours is just building 2.7M token strings and 100k lists (the floor of any ``list[list[str]]``).
 
+Scoring large inputs with ``13a`` or ``none`` does not come here: once the compiled kernels are loaded,
+:mod:`harness.token_ids` goes from text straight to token ids (no token strings, no lists; 6x less time than
+this module plus a dict vocabulary, measured in benchmarks/RESULTS.md).  This module serves every other case
+and is the reference those ids are tested against.
+
 What is reproduced
 ------------------
 ``tokenize_corpus(lines, name, lowercase)[i]`` is exactly

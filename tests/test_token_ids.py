@@ -207,3 +207,44 @@ def test_experiment_statistics_equal_the_token_list_path(monkeypatch: pytest.Mon
     for key in fast:
         for field in ("hyp_len", "ref_lens", "matches", "totals"):
             assert np.array_equal(getattr(fast[key], field), getattr(slow[key], field)), (key, field)
+
+
+def test_many_systems_in_threads_equal_one_by_one(wmt21: dict) -> None:
+    """systems_statistics (streaming, chunk by chunk, systems in threads) and PreparedReferences.statistics_of
+    give, per system, exactly what segment_statistics gives for that system alone."""
+    refs = [wmt21["refs"][r] for r in sorted(wmt21["refs"])[:2]]
+    opts = make_options()
+    outputs = list(wmt21["systems"].values())
+    streamed = scoring.systems_statistics(outputs, refs, opts, chunk=200)
+    prepared = scoring.PreparedReferences.build(refs, opts, systems=len(outputs)).statistics_of(outputs)
+    for hyps, a, b in zip(outputs, streamed, prepared):
+        one = scoring.segment_statistics(hyps, refs, opts)
+        for f in ("hyp_len", "ref_lens", "matches", "totals"):
+            assert np.array_equal(getattr(a, f), getattr(one, f)) and np.array_equal(getattr(b, f), getattr(one, f))
+    with pytest.raises(ValueError, match="system 1 has 526 segments but system 0 has 527"):
+        scoring.systems_statistics([outputs[0], outputs[1][:-1]], refs, opts)
+    with pytest.raises(TypeError, match=r"hypotheses of system 1\[3\] is int"):
+        scoring.systems_statistics([outputs[0], [*outputs[1][:3], 7, *outputs[1][4:]]], refs, opts)
+    with pytest.raises(ValueError, match="no hypothesis streams"):
+        scoring.systems_statistics([], refs, opts)
+
+
+def test_job_size_decides_on_the_compiled_path() -> None:
+    """In a fresh process: one small system keeps numba unimported (fast start-up); the same references with
+    many systems announced load the compiled kernels, and then take the text-to-ids path."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from harness.bleu import make_options\n"
+        "from harness.scoring import PreparedReferences\n"
+        "from harness.token_ids import TokenTable\n"
+        "refs = [' '.join(f'w{i % 97} w{i % 13}' for i in range(j, j + 12)) for j in range(3000)]\n"
+        "small = PreparedReferences.build([refs], make_options(), systems=1)\n"
+        "print('numba' in sys.modules, isinstance(small.chunks[0].vocab, TokenTable))\n"
+        "big = PreparedReferences.build([refs], make_options(), systems=50)\n"
+        "print('numba' in sys.modules, isinstance(big.chunks[0].vocab, TokenTable))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["False", "False", "True", "True"]
