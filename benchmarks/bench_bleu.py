@@ -869,13 +869,14 @@ def main(argv: list[str] | None = None) -> int:
            "", f"Memory of harness at {big:,} segments (MB):", "",
            md_table(["run", "RSS of the inputs", "peak RSS", "added by scoring"], rss_rows),
            "", f"Step by step, {big:,} x 4 refs, one fresh process: RSS after each step (after `gc.collect()`) and "
-           "the peak so far; first the API (`corpus_bleu` streams chunk by chunk), then the `harness-score` way "
-           f"(`PreparedReferences`: {mem['chunks']} chunks of {mem['chunk_segments']:,} segments kept):", "",
+           "the peak so far; first the API (`corpus_bleu` streams chunk by chunk, as `systems_statistics` and "
+           "`harness-score` do), then `PreparedReferences`, which keeps every chunk for systems that arrive "
+           f"later ({mem['chunks']} chunks of {mem['chunk_segments']:,} segments):", "",
            md_table(["after", "RSS MB", "peak RSS so far MB"],
                     [[name, fmt_mb(rss), fmt_mb(hwm)] for name, rss, hwm in mem["steps"]]),
            "", f"`PreparedReferences` keeps {mem['arrays_mb']:,.0f} MB of int64 arrays (ids, offsets, lengths) and "
            f"{mem['vocab_entries']:,} vocabulary entries over its chunks (held as long as the prepared references "
-           "live).",
+           "live): keeping them is what it is for; streaming is the bounded-memory way.",
            "", "### Cold start (numba)", "",
            f"First vs second `harness.corpus_bleu` call in a fresh process, {mid:,} segments x {cold_refs} ref(s) "
            "(the kernel is used from 400k tokens; below that the numpy path imports no numba):", "",
