@@ -29,8 +29,9 @@ from .stats import (
 )
 from .tokenizers import tokenize_corpus
 
-# Segments per chunk: the tokens of one chunk live as Python strings (~60 bytes each), so this bounds memory
-# (~150 MB at 4 references) while keeping the per-chunk overhead negligible.
+# Segments per chunk.  On the string path the tokens of one chunk live as Python strings (~60 bytes each), so
+# this bounds memory (~150 MB at 4 references); on the text-to-ids path a chunk is a few arrays.  Per-chunk
+# overhead stays negligible either way.
 CHUNK_SEGMENTS = 25_000
 
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
@@ -104,9 +105,10 @@ def check_references(references: Any, n_hyps: int) -> list[list[str | None]]:
                         "Reference streams are expected instead (references[k][i] = k-th reference of segment "
                         "i): pass list(map(list, zip(*references))) for a fixed number of references per segment")
         raise ValueError(message)
-    for i in range(n_hyps) if all(s.count(None) for s in out) else ():
-        if all(s[i] is None for s in out):
-            raise ValueError(f"segment {i} has no reference (every stream is None there)")
+    if all(None in s for s in out):  # only then can a segment be left without any reference
+        for i in range(n_hyps):
+            if all(s[i] is None for s in out):
+                raise ValueError(f"segment {i} has no reference (every stream is None there)")
     return out
 
 
