@@ -42,11 +42,12 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
+from _results import RESULTS, md_table, write_section  # benchmarks/ is the script directory
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 DATA = HERE / "_data"
 SHARED = ROOT / "harness" / "data" / "wmt21_news_ende"
-RESULTS = HERE / "RESULTS.md"
 SECTION = "## BLEU core (issue 2)"
 VENV_BIN = Path(sys.executable).parent
 SACREBLEU_CLI = str(VENV_BIN / "sacrebleu")
@@ -571,28 +572,6 @@ def fmt_mb(x: float) -> str:
     return "-" if x != x else f"{x:,.0f}"
 
 
-def md_table(header: list[str], rows: list[list[str]]) -> str:
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    lines += ["| " + " | ".join(r) + " |" for r in rows]
-    return "\n".join(lines)
-
-
-def write_section(text: str) -> None:
-    """Replace (or append) our section of RESULTS.md, leaving every other section byte for byte as it was."""
-    body = text.rstrip("\n") + "\n"
-    if not RESULTS.exists():
-        RESULTS.write_text("# Benchmark results\n\n" + body, encoding="utf-8")
-        return
-    old = RESULTS.read_text(encoding="utf-8")
-    start = old.find(SECTION + "\n")
-    if start < 0:
-        RESULTS.write_text(old.rstrip("\n") + "\n\n" + body, encoding="utf-8")
-        return
-    nxt = re.compile(r"^## ", re.M).search(old, start + len(SECTION))
-    tail = old[nxt.start():] if nxt else ""
-    RESULTS.write_text(old[:start] + body + ("\n" + tail if tail else ""), encoding="utf-8")
-
-
 # ------------------------------------------------------------------------------------------------------ main
 
 
@@ -911,7 +890,7 @@ def main(argv: list[str] | None = None) -> int:
     print()
     print(report)
     if (not quick or args.write) and not args.no_write:
-        write_section(report)
+        write_section(SECTION, report)
         say(f"updated {RESULTS.relative_to(ROOT)} ({SECTION})")
     return 0
 

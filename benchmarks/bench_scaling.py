@@ -35,7 +35,6 @@ import json
 import math
 import os
 import platform
-import re
 import statistics
 import subprocess
 import sys
@@ -44,10 +43,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from _results import RESULTS, md_table, write_section  # benchmarks/ is the script directory
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 DATA = HERE / "_data"
-RESULTS = HERE / "RESULTS.md"
 SECTION = "## Scaling (issue 7)"
 SYSTEMS_SEED = 20240507
 SYSTEMS_VERSION = 1
@@ -285,27 +285,6 @@ def fmt_s(x: float) -> str:
     return f"{x:.3f}" if x < 10 else f"{x:.1f}"
 
 
-def md_table(header: list[str], rows: list[list[str]]) -> str:
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---:" if i else "---" for i in range(len(header))) + "|"]
-    return "\n".join(lines + ["| " + " | ".join(r) + " |" for r in rows])
-
-
-def write_section(text: str) -> None:
-    """Replace (or append) our section of RESULTS.md, leaving every other section byte for byte as it was."""
-    body = text.rstrip("\n") + "\n"
-    if not RESULTS.exists():
-        RESULTS.write_text("# Benchmark results\n\n" + body, encoding="utf-8")
-        return
-    old = RESULTS.read_text(encoding="utf-8")
-    start = old.find(SECTION + "\n")
-    if start < 0:
-        RESULTS.write_text(old.rstrip("\n") + "\n\n" + body, encoding="utf-8")
-        return
-    nxt = re.compile(r"^## ", re.MULTILINE).search(old, start + len(SECTION))
-    tail = old[nxt.start():] if nxt else ""
-    RESULTS.write_text(old[:start] + body + ("\n" + tail if tail else ""), encoding="utf-8")
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="smoke run (about a minute), not written unless --write")
@@ -398,8 +377,8 @@ def main(argv: list[str] | None = None) -> int:
         rows.append(["scale-out", f"{n:,} x 1 system, Dask 2 workers, 10 shards of {max(n // 10, 1):,}",
                      fmt_s(r["sharded_wall"]), f"{fmt_s(r['sharded_cpu'])} + {fmt_s(r['worker_cpu_total'])} workers",
                      f"{r['single_wall'] / r['sharded_wall']:.2f}x vs single process", "-", str(r["runs"])])
-    table = md_table(["axis", "workload", "wall s", "CPU s", "per unit", "peak RSS MB", "runs"], rows)
-    etable = md_table(["axis", "points", "exponent (wall)", "exponent (CPU)"], [
+    table = md_table(["axis", "workload", "wall s", "CPU s", "per unit", "peak RSS MB", "runs"], rows, right_align=True)
+    etable = md_table(["axis", "points", "exponent (wall)", "exponent (CPU)"], right_align=True, rows=[
         ["segments", ", ".join(f"{n:,}" for n in seg_x), f"{exps['segments'][0]:.2f}", f"{exps['segments'][1]:.2f}"],
         ["systems (same prepared references)", ", ".join(map(str, sys_counts)), f"{exps['systems'][0]:.2f}",
          f"{exps['systems'][1]:.2f}"],
@@ -456,7 +435,7 @@ def main(argv: list[str] | None = None) -> int:
     print()
     print(report)
     if (not quick or args.write) and not args.no_write:
-        write_section(report)
+        write_section(SECTION, report)
         say(f"updated {RESULTS.relative_to(ROOT)} ({SECTION})")
     return 0
 
