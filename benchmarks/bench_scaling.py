@@ -297,6 +297,7 @@ def main(argv: list[str] | None = None) -> int:
         spec = json.loads(args.worker)
         sys.stdout.write(json.dumps(TASKS[spec["task"]](spec)) + "\n")
         return 0
+    from harness.scoring import CHUNK_SEGMENTS
 
     quick = args.quick
     reps = args.repeats or (1 if quick else 3)
@@ -395,8 +396,8 @@ def main(argv: list[str] | None = None) -> int:
         (f"- Segments: exponent {exps['segments'][0]:.2f} (wall) / {exps['segments'][1]:.2f} (CPU) over "
         f"{seg_x[0]:,}..{seg_x[-1]:,} segments; {seg[seg_x[-1]]['wall'] / seg_x[-1] * 1e6:.0f} us per segment at "
         f"{seg_x[-1]:,} (vs {seg[seg_x[0]]['wall'] / seg_x[0] * 1e6:.0f} at {seg_x[0]:,}), peak RSS "
-        f"{seg[seg_x[-1]]['rss']:,.0f} MB there (the lines of the 3 files, plus the tokens of one 100k-segment "
-        f"chunk at a time)."),
+        f"{seg[seg_x[-1]]['rss']:,.0f} MB there (the lines of the 3 files, plus the work of one "
+        f"{CHUNK_SEGMENTS:,}-segment chunk at a time)."),
     ]
     if len(sys_counts) > 1:
         notes.append(
