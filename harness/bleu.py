@@ -46,6 +46,10 @@ PROFILES: tuple[str, ...] = ("sacrebleu", "nltk", "hf", "multi-bleu", "mteval-v1
 # --------------------------------------------------------------------------------------------------------------
 
 
+#: ``str.translate`` table of the ``ascii-lc`` case mode: A-Z only, like mteval's ``tr/[A-Z]/[a-z]/``.
+ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+
+
 @dataclass(frozen=True)
 class BleuOptions:
     """Every knob that changes a BLEU number. ``None`` means "the profile's default" until :meth:`resolved`.

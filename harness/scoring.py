@@ -18,7 +18,14 @@ from functools import partial
 from typing import Any, Callable, Sequence
 
 from . import token_ids
-from .bleu import BleuOptions, BleuScore, corpus_score, make_options, orders_needed
+from .bleu import (
+    ASCII_LOWER,
+    BleuOptions,
+    BleuScore,
+    corpus_score,
+    make_options,
+    orders_needed,
+)
 from .stats import (
     SegmentStats,
     compiled_loaded,
@@ -34,8 +41,6 @@ from .tokenizers import tokenize_corpus
 # overhead stays negligible either way.
 CHUNK_SEGMENTS = 25_000
 
-_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
-
 
 def case_and_tokenize(lines: Sequence[str], opts: BleuOptions) -> list[list[str]]:
     """Tokens of every line under the options' tokenizer and case mode.
@@ -45,7 +50,7 @@ def case_and_tokenize(lines: Sequence[str], opts: BleuOptions) -> list[list[str]
     """
     mode = opts.case_mode
     if mode == "ascii-lc":
-        return tokenize_corpus([line.translate(_ASCII_LOWER) for line in lines], str(opts.tokenize), False)
+        return tokenize_corpus([line.translate(ASCII_LOWER) for line in lines], str(opts.tokenize), False)
     return tokenize_corpus(lines, str(opts.tokenize), mode == "lc")
 
 

@@ -28,13 +28,12 @@ import numpy as np
 from numpy.typing import NDArray
 
 from . import stats
-from .bleu import BleuOptions
+from .bleu import ASCII_LOWER, BleuOptions
 from .stats import EncodedReferences
 
 #: Tokenizers with a compiled text-to-ids path (the others go through :mod:`harness.tokenizers`).
 SUPPORTED: tuple[str, ...] = ("13a", "none")
 
-_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 _13A_TRIGGERS = ("<skipped>", "\n", "&")
 
 _kernel_module: Any = None
@@ -117,7 +116,7 @@ def _cased(lines: list[str], opts: BleuOptions) -> list[str]:
     if mode == "lc":
         return [line.lower() for line in lines]
     if mode == "ascii-lc":
-        return [line.translate(_ASCII_LOWER) for line in lines]
+        return [line.translate(ASCII_LOWER) for line in lines]
     return lines
 
 
