@@ -29,7 +29,7 @@ from .stats import (
     count_encoded,
     count_statistics,
     encode_references,
-    prefer_compiled,
+    prefer_compiled_for_text,
 )
 
 log = logging.getLogger(__name__)
@@ -176,8 +176,8 @@ def compute_statistics(spec: ExperimentSpec, progress: Any = None) -> tuple[dict
             out[(system.name, used, tk)] = stats
             if progress is not None:
                 progress.update(1)
-    # all blocks to count, together: worth the compiled kernel's start-up? (~6 characters per token)
-    prefer_compiled(sum(sum(map(len, s.text.lines)) // 6 * (1 + len(u)) for _, s, u, *_ in missing))
+    # all blocks to count, together: worth the compiled kernel's start-up?
+    prefer_compiled_for_text(sum(sum(map(len, s.text.lines)) * (1 + len(u)) for _, s, u, *_ in missing))
     encoded: dict[tuple[tuple[str, ...], TokenKey], Any] = {}
     for key, system, used, tk, order, opts in missing:
         cache.misses += 1

@@ -32,7 +32,7 @@ from .stats import (
     count_encoded,
     count_statistics,
     encode_references,
-    prefer_compiled,
+    prefer_compiled_for_text,
 )
 from .tokenizers import tokenize_corpus
 
@@ -134,7 +134,7 @@ class PreparedReferences:
         (:func:`harness.stats.prefer_compiled`); it changes speed only, never a number."""
         n = len(streams[0])
         chars = sum(len(line) for line in streams[0] if line is not None)
-        prefer_compiled(chars * (len(streams) + systems) // 6)  # ~6 characters per token
+        prefer_compiled_for_text(chars * (len(streams) + systems))
         chunks = tuple(_encode_chunk(streams, start, min(n, start + chunk), opts) for start in range(0, max(n, 1), chunk))
         return cls(chunks, n, opts, order or orders_needed(opts))
 
@@ -218,7 +218,7 @@ def systems_statistics(systems: Sequence[Sequence[str]], references: Sequence[Se
             raise ValueError(f"system {k} has {len(h)} segments but system 0 has {n}")
     refs = check_references(references, n)
     order = order or orders_needed(opts)
-    prefer_compiled(sum(map(len, hyps[0])) * (len(hyps) + len(refs)) // 6)  # ~6 characters per token
+    prefer_compiled_for_text(sum(map(len, hyps[0])) * (len(hyps) + len(refs)))
     parts: list[list[SegmentStats]] = [[] for _ in hyps]
     for start in range(0, n, chunk):
         stop = min(n, start + chunk)

@@ -229,6 +229,12 @@ def prefer_compiled(expected_tokens: int) -> bool:
     return _KERNEL is not None
 
 
+def prefer_compiled_for_text(characters: int) -> bool:
+    """:func:`prefer_compiled` for a job of that many characters of text (all streams, all systems), at about
+    six characters per token (word plus space) in the languages of the shared data."""
+    return prefer_compiled(characters // 6)
+
+
 def compiled_loaded() -> bool:
     """Whether the compiled kernel is loaded (then every count, and the text-to-ids path, use compiled code)."""
     return _KERNEL is not None
