@@ -131,7 +131,7 @@ def check(stats, list_of_refs, hyps, weights, method, *, sentence=False, **kw):
 def check_lengths(got, list_of_refs, hyps):
     ref_len = sum(bleu_score.closest_ref_length(refs, len(h)) for refs, h in zip(list_of_refs, hyps))
     assert got.ref_len == ref_len
-    assert got.bp == bleu_score.brevity_penalty(ref_len, got.hyp_len)
+    assert got.bp == pytest.approx(bleu_score.brevity_penalty(ref_len, got.hyp_len), rel=1e-12, abs=0)
 
 
 def check_all(hyps, refs_per_seg, weights_list=WEIGHTS, sentence=True, **kw):

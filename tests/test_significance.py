@@ -131,8 +131,10 @@ def test_single_system_ci_equals_sacrebleu(real, monkeypatch, seed):
 @pytest.mark.parametrize("kw", [dict(), dict(smooth_method="floor"), dict(smooth_method="floor", smooth_value=0.3),
                                 dict(smooth_method="add-k"), dict(smooth_method="none"),
                                 dict(effective_order=True), dict(max_ngram_order=2)])
-def test_float32_resample_scores_equal_sacrebleu_bitwise(real, kw):
-    """sacrebleu scores bootstrap resamples from float32 statistics; the emulation is exact, also at the edges."""
+def test_float32_resample_scores_equal_sacrebleu(real, kw):
+    """sacrebleu scores bootstrap resamples from float32 statistics; the emulation follows it to a relative 1e-12,
+    also at the edges (not bitwise: numpy's vectorised log differs from math.log by an ulp on some CPUs). What
+    users see, the p-values, are compared exactly with sacrebleu's on the real data above."""
     _, cases = real
     opts = make_options(**kw)
     rng = np.random.default_rng(0)
@@ -151,7 +153,7 @@ def test_float32_resample_scores_equal_sacrebleu_bitwise(real, kw):
     metric = BLEU(**{k: v for k, v in kw.items()})
     want = np.array([metric._compute_score_from_stats(row.astype("float32")).score for row in sums])
     got = sig.sacrebleu_float32_scores(sums, opts)
-    np.testing.assert_array_equal(got, want)
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=0)
     assert sig.bleu_score_fn(opts).emulates_float32
     # the float64 path differs by ~1e-6 BLEU, which is why the emulation exists
     assert not sig.bleu_score_fn(opts, sacrebleu_float32=False).emulates_float32
