@@ -39,7 +39,8 @@ from typing import Any, Sequence
 import numpy as np
 
 from .errors import HarnessError
-from .tracking import TrackingError, check_server, configure_client, default_uri
+from .errors import TrackingError
+from .sinks.mlflow import check_server, configure_client, default_uri
 
 PROG = "harness-history"
 SEGMENT_TABLE = "segment_scores.parquet"
@@ -56,7 +57,7 @@ class HistoryError(HarnessError):
 
 
 def default_tracking_uri(runs_dir: str | Path = "runs") -> str:
-    """The app's default store: ``sqlite:///<abs>/runs/mlflow.db`` (see :mod:`harness.tracking`)."""
+    """The app's default store: ``sqlite:///<abs>/runs/mlflow.db`` (see :mod:`harness.sinks.mlflow`)."""
     return default_uri(Path(runs_dir))
 
 
@@ -304,7 +305,21 @@ def segment_matrix(frame: Any, system: str, refset: str, variant: str, where: st
 
 
 class Artifacts:
-    """Each job's ``segment_scores.parquet``, downloaded once through MLflow into a temporary folder."""
+    """Each job's ``segment_scores.parquet``, downloaded once through MLflow into a temporary folder, and trusted
+    only when the job's ``manifest.json`` artifact lists it with the same SHA-256 (a complete generation)."""
+
+    def _verify(self, parent_id: str, path: Path, dst: Path) -> None:
+        from .job.folder import MANIFEST, sha256_of
+
+        try:
+            manifest = json.loads(Path(self.client.download_artifacts(parent_id, MANIFEST, str(dst))).read_text())
+        except Exception:
+            raise HistoryError(f"job run {parent_id} has no {MANIFEST} artifact: its tables cannot be verified "
+                               "(rerun the job to log it with a manifest)") from None
+        want = manifest.get("files", {}).get(SEGMENT_TABLE, {}).get("sha256")
+        if want is None or want != sha256_of(path):
+            raise HistoryError(f"job run {parent_id}: {SEGMENT_TABLE} is not the one its {MANIFEST} lists (an "
+                               "incomplete or mixed generation); refusing to test on it")
 
     def __init__(self, client: Any, folder: str) -> None:
         self.client = client
@@ -323,6 +338,7 @@ class Artifacts:
                 raise HistoryError(f"job run {parent_id} has no {SEGMENT_TABLE} artifact ({type(exc).__name__}: "
                                    f"{str(exc).splitlines()[0] if str(exc) else ''}; scored with "
                                    "segment_table=false?): no paired tests without segment statistics") from None
+            self._verify(parent_id, Path(path), dst)
             columns = ["refset", "system", "variant", "seg_id", "hyp_len", "ref_len", "matches", "totals"]
             self._frames[parent_id] = pd.read_parquet(path, columns=columns)
         return self._frames[parent_id]
@@ -366,7 +382,7 @@ def paired_tests(versions: list[Version], mats: Sequence[np.ndarray], score_fn: 
                  n_samples: int | None, seed: int | None, alpha: float) -> tuple[str, int]:
     """Fill, for every version after the first, the paired test against the previous version and against the best
     earlier one (one shared set of resamples for all pairs). Returns the test's name and number of samples."""
-    from .significance import DEFAULT_SAMPLES, TEST_NAMES, compare
+    from .core.significance import DEFAULT_SAMPLES, TEST_NAMES, compare
 
     n = n_samples if n_samples is not None else DEFAULT_SAMPLES[test]
     if len(versions) < 2:
@@ -490,12 +506,14 @@ def plot(path: Path, info: dict[str, Any], versions: Sequence[Version]) -> Path:
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=8, loc="best")
     fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp.png")
-    fig.savefig(tmp, dpi=120)
+    import io
+
+    from .job.files import atomic_write
+
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=200)
     plt.close(fig)
-    os.replace(tmp, path)
-    return path
+    return atomic_write(path, buffer.getvalue())
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -541,9 +559,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 def history(args: argparse.Namespace) -> tuple[dict[str, Any], list[Version]]:
     """Collect, check and test: the header info and the versions, in order."""
-    from .bleu import get_profile, make_options, parse_signature
+    from .core.bleu import score_fn
+    from .core.options import get_profile, make_options
+    from .core.signature import parse_signature
+    from .core.significance import DEFAULT_SAMPLES, TEST_NAMES
     from .errors import ConfigError
-    from .significance import DEFAULT_SAMPLES, TEST_NAMES, bleu_score_fn
 
     uri = args.tracking_uri or default_tracking_uri(args.runs_dir)
     client = open_client(uri)
@@ -573,7 +593,7 @@ def history(args: argparse.Namespace) -> tuple[dict[str, Any], list[Version]]:
         info["no_tests"] = (f"variant {args.variant!r} (profile {opts.profile}) is not a function of summed segment "
                             "statistics: no paired tests between versions")
     elif len(versions) >= 2:
-        fn = bleu_score_fn(opts)
+        fn = score_fn(opts)
         mats = load_statistics(client, versions, args.system, refset, args.variant, fn)
         info["test"], info["n_samples"] = paired_tests(versions, mats, fn, args.test, args.n_samples, args.seed,
                                                        args.alpha)

@@ -1,7 +1,7 @@
 """Statistics of one huge corpus, computed in shards on a Dask cluster and concatenated (``pip install
 'bleu-harness[dask]'``).
 
-The statistics of :mod:`harness.stats` are per segment and additive, so a corpus can be cut into line ranges
+The statistics of :mod:`harness.core.stats` are per segment and additive, so a corpus can be cut into line ranges
 (shards), every shard counted anywhere, and the shards concatenated in order: the result is the very same
 arrays a single process computes, hence exactly the same score (tested: identical arrays, difference 0).
 
@@ -9,22 +9,21 @@ The files never travel through the scheduler: the workers read them from the sha
 
 1. *Index* (in the workers): every file's size, first and last bytes, and the number of ``\\n`` (and ``\\r\\n``)
    in each 1 MiB block. From these the client knows each file's line count, whether it is a CRLF file (the
-   whole-file rule of :func:`harness.corpus.read_text`) and where every shard boundary lies. Unequal line
-   counts are reported by :func:`harness.corpus.check_parallel` (same message as a single process), before any
+   whole-file rule of :func:`harness.text.reading.read_text`) and where every shard boundary lies. Unequal line
+   counts are reported by :func:`harness.text.reading.check_parallel` (same message as a single process), before any
    tokenizing.
 2. *Shards* (in the workers): each task reads its line range of the hypothesis and of every reference file (a
    seek and a read; at most one 1 MiB block is scanned to find each boundary), checks it with
-   :func:`harness.corpus.read_text` itself (strict UTF-8, BOM, control and separator characters, CRLF), then
-   tokenizes and counts with :func:`harness.scoring.segment_statistics`. Errors name the file and the *global*
+   :func:`harness.text.reading.read_text` itself (strict UTF-8, BOM, control and separator characters, CRLF), then
+   tokenizes and counts with :func:`harness.text.pipeline.segment_statistics`. Errors name the file and the *global*
    line number (and byte offset), as a single-process read would.
 3. The client concatenates the shards in order (:meth:`SegmentStats.concat`) and scores
-   (:func:`harness.bleu.corpus_score`).
+   (:func:`harness.core.bleu.corpus_score`).
 
-Checking a shard with ``read_text`` means handing it the shard's bytes as a file: they are written to a
-temporary file of the worker (``tempfile``) with one line of padding (``\\n``, or ``\\r\\n`` in a CRLF file)
-before it (after it for the first shard, whose BOM must stay at byte 0), so that a U+FEFF at the start of a shard
-is "inside the file" and the CRLF decision is the whole file's, exactly as when the whole file is read; line
-numbers, byte offsets and the hex excerpt of its errors are then given back in the file's terms.
+Each shard is checked by :func:`harness.text.reading.parse_text` on its bytes with one line of padding (``\\n``,
+or ``\\r\\n`` in a CRLF file) before it (after it for the first shard, whose BOM must stay at byte 0), so that a
+U+FEFF at the start of a shard is "inside the file" and the CRLF decision is the whole file's, exactly as when the
+whole file is read; its errors carry their line and byte offset as fields, which are moved to the file's terms.
 
     from distributed import Client
     from harness.shards import sharded_corpus_bleu
@@ -39,8 +38,6 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import re
-import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,11 +45,12 @@ from typing import Any
 
 import numpy as np
 
-from .bleu import BleuOptions, BleuScore, corpus_score, make_options
-from .corpus import TextFile, _hex_excerpt, check_parallel, read_text
+from .core.bleu import BleuScore, corpus_score
+from .core.options import BleuOptions, make_options
+from .core.stats import SegmentStats
 from .errors import HarnessError, InputError
-from .scoring import segment_statistics
-from .stats import SegmentStats
+from .text.pipeline import segment_statistics
+from .text.reading import BadCharacterError, EncodingError, TextFile, check_parallel, hex_excerpt, parse_text, read_text
 
 __all__ = ["DEFAULT_SHARD_SEGMENTS", "MissingExtraError", "sharded_corpus_bleu", "sharded_statistics"]
 
@@ -64,11 +62,7 @@ INDEX_BLOCK = 1 << 20
 INDEX_RANGE = 64 << 20
 
 _BOM_BYTES = b"\xef\xbb\xbf"
-_TMP_PREFIX = "harness-shard-"
 _EXTRA_HINT = "pip install 'bleu-harness[dask]'"
-_OFFSET_RE = re.compile(r"byte offset (\d+) in the file")
-_EXCERPT_RE = re.compile(r"; bytes: [0-9a-f ]*\[([0-9a-f ]+)\][0-9a-f ]*$")
-_MORE_RE = re.compile(r"more such character\(s\) in the file")
 
 log = logging.getLogger(__name__)
 
@@ -168,29 +162,8 @@ def _offset(f: Any, b: _Boundary) -> int:
     return b.lo + int(np.flatnonzero(block == 10)[b.k - 1]) + 1
 
 
-class _QuietTemp(logging.Filter):
-    """read_text's notes about a shard's temporary file (BOM removed, CRLF...) are the index's business."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        return not (record.args and _TMP_PREFIX in str(record.args[0]))
-
-
-_QUIET = _QuietTemp()
-
-
-@contextlib.contextmanager
-def _as_file(data: bytes) -> Iterator[str]:
-    fd, tmp = tempfile.mkstemp(prefix=_TMP_PREFIX, suffix=".txt")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        yield tmp
-    finally:
-        os.unlink(tmp)
-
-
 def _read_span(span: _Span, strict: bool) -> list[str]:
-    """The span's lines, checked by :func:`read_text`; its errors are moved back to the file's lines/offsets."""
+    """The span's lines, checked by :func:`parse_text`; its errors are given in the file's lines and offsets."""
     try:
         with open(span.path, "rb") as f:
             start, end = _offset(f, span.start), _offset(f, span.end)
@@ -199,32 +172,28 @@ def _read_span(span: _Span, strict: bool) -> list[str]:
     except OSError:
         read_text(span.path)  # the file went away or became unreadable since the index: read_text's error
         raise
-    # One line of padding makes read_text's whole-file decisions the file's: before the shard (a U+FEFF there is
+    # One line of padding makes parse_text's whole-file decisions the file's: before the shard (a U+FEFF there is
     # then inside the file; LF or CRLF as the file's rule says) or, for the first shard, after it (a BOM stays at
     # byte 0). The first shard of a one-shard file is the whole file and needs none.
     line_pad = b"\r\n" if span.crlf else b"\n"
     pad, tail_pad = (line_pad, b"") if span.first > 0 else (b"", line_pad if span.end.offset != span.size else b"")
-    logging.getLogger("harness.corpus").addFilter(_QUIET)
+    shift = span.first - (1 if pad else 0)  # file line = line in the padded span + shift
     try:
-        with _as_file(pad + data + tail_pad) as tmp:
-            lines = read_text(tmp, strict=strict).lines
+        lines = parse_text(pad + data + tail_pad, span.path, strict=strict, log_notes=False).lines
+    except EncodingError as exc:  # the file's byte offset, and the excerpt from the file's own bytes
+        at = exc.byte_offset - len(pad) + start  # type: ignore[operator]
+        n_bad = len(exc.bad_bytes or b"")
+        with open(span.path, "rb") as f:
+            f.seek(max(0, at - 6))
+            window = f.read(at - max(0, at - 6) + n_bad + 6)
+        k = at - max(0, at - 6)
+        raise EncodingError(span.path, int(exc.line) + shift, int(exc.column), at, exc.detail,  # type: ignore[arg-type]
+                            hex_excerpt(window, k, k + n_bad), exc.bad_bytes or b"") from None
+    except BadCharacterError as exc:
+        raise BadCharacterError(span.path, int(exc.line) + shift, int(exc.column), exc.label,  # type: ignore[arg-type]
+                                exc.n_more, f"lines {span.first + 1}-{span.stop}") from None
     except InputError as exc:
-        reason = exc.reason
-        found = _OFFSET_RE.search(reason)
-        if found:  # an invalid UTF-8 sequence: the file's byte offset, and the excerpt from the file's bytes
-            at = int(found.group(1)) - len(pad) + start
-            reason = _OFFSET_RE.sub(f"byte offset {at} in the file", reason)
-            bad = _EXCERPT_RE.search(reason)
-            if bad:
-                n_bad = len(bad.group(1).split())
-                with open(span.path, "rb") as f:
-                    f.seek(max(0, at - 6))
-                    window = f.read(at - max(0, at - 6) + n_bad + 6)
-                k = at - max(0, at - 6)
-                reason = reason[: bad.start()] + "; bytes: " + _hex_excerpt(window, k, k + n_bad)
-        reason = _MORE_RE.sub(f"more such character(s) in lines {span.first + 1}-{span.stop}", reason)
-        line = None if exc.line is None else exc.line - (1 if pad else 0) + span.first
-        raise InputError(reason, span.path, line) from None
+        raise InputError(exc.reason, span.path, None if exc.line is None else exc.line + shift) from None
     if pad:
         lines = lines[1:]
     if tail_pad:
@@ -386,7 +355,7 @@ def sharded_statistics(hyp_path: str | os.PathLike[str], ref_paths: Sequence[str
     ``client``: a ``distributed.Client``, a scheduler address (``"tcp://host:8786"``: connected for this call),
     or ``None`` (the current default client, else a temporary local cluster with one process per core).
     Paths are made absolute here and must name the same files on every worker (a shared file system).
-    ``strict`` is :func:`harness.corpus.read_text`'s. Bad input raises :class:`InputError` naming the file and
+    ``strict`` is :func:`harness.text.reading.read_text`'s. Bad input raises :class:`InputError` naming the file and
     the line of the file; unequal line counts are reported before any tokenizing.
     """
     opts = make_options() if opts is None else opts.resolved()

@@ -1,23 +1,13 @@
-"""Shared fixtures: the real WMT21 en-de data (the copy the project ships, else ../shared/data)."""
+"""Session fixtures: the real data, one MLflow server for the whole session, a migrated SQLite store to copy."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
-CANDIDATES = [REPO / "harness" / "data" / "wmt21_news_ende", REPO.parent / "shared" / "data" / "wmt21_news_ende"]
-
-
-def dataset_dirs() -> list[Path]:
-    """Every available copy of the real dataset (both are oracle-tested when both exist)."""
-    return [p for p in CANDIDATES if (p / "refs").is_dir()]
-
-
-def read_lines(path: Path) -> list[str]:
-    """Lines split on '\\n' only, as the harness reads them."""
-    return path.read_text(encoding="utf-8").split("\n")[:-1]
+from support import MlflowServer, dataset_dirs, read_lines
 
 
 @pytest.fixture(scope="session")
@@ -32,3 +22,30 @@ def wmt21() -> dict:
         "refs": {p.stem: read_lines(p) for p in sorted((root / "refs").glob("*.txt"))},
         "systems": {p.stem: read_lines(p) for p in sorted((root / "systems").glob("*.txt"))},
     }
+
+
+@pytest.fixture(scope="session")
+def mlflow_server(tmp_path_factory) -> MlflowServer:
+    """A real ``mlflow server`` on 127.0.0.1 for the whole session (each test uses its own experiment)."""
+    server = MlflowServer(tmp_path_factory.mktemp("mlflow-server")).start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def migrated_store(tmp_path_factory) -> Path:
+    """A SQLite MLflow store created and migrated once (1-2 s); tests copy it instead of migrating again."""
+    from harness.sinks.mlflow import prepare_store
+
+    root = tmp_path_factory.mktemp("store")
+    prepare_store(f"sqlite:///{root / 'mlflow.db'}", "template", root)
+    return root / "mlflow.db"
+
+
+@pytest.fixture()
+def runs_with_store(tmp_path, migrated_store) -> Path:
+    """A fresh ``runs/`` folder holding a copy of the migrated store."""
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    shutil.copy(migrated_store, runs / "mlflow.db")
+    return runs

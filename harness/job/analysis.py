@@ -1,0 +1,255 @@
+"""The analysis of a job: scores, intervals, paired tests, clusters, correlations with the human scores and the
+paper's protocol, from the statistics alone (nothing is re-tokenized), into one immutable :class:`JobResult`.
+
+- Every system x reference set x variant: corpus BLEU and sentence BLEU from its statistics block.
+- Per reference set and variant whose score is a function of summed statistics: sacrebleu's bootstrap interval
+  of every system (all systems on the same resamples), all-pairs paired bootstrap tests and significance clusters.
+- With human scores: system- and segment-level correlations, with and without human translations among the
+  systems, per kind of human score; with ``paper_protocol``: the 20-block protocol with paired t between
+  neighbours, the ranking with one reference against all, and which variant agrees best with the humans.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from typing import Any, Sequence
+
+import numpy as np
+
+from ..core.bleu import corpus_score, score_fn, sentence_scores, stack
+from ..core.correlation import (
+    Correlation,
+    compare_system_correlations,
+    correlate,
+    ranking_agreement,
+    segment_level,
+    system_level,
+)
+from ..core.options import get_profile
+from ..core.significance import all_pairs, block_protocol, bootstrap_ci, significance_clusters
+from .dataset import refset_name
+from .human import HumanScores
+from .inputs import Inputs
+from .result import (
+    BlockSummary,
+    Cell,
+    Cluster,
+    CorrelationResult,
+    JobResult,
+    RankingAgreement,
+    SystemComparison,
+    VariantComparison,
+)
+from .spec import JobSpec
+from .statistics import Statistics
+
+log = logging.getLogger(__name__)
+
+#: Segment-level intervals: each resample re-ranks thousands of pairs; 200 resamples keep a job fast.
+SEGMENT_CI_SAMPLES = 200
+PAPER_BLOCKS, PAPER_BLOCK_SIZE = 20, 25
+
+
+def score_cells(spec: JobSpec, inputs: Inputs, statistics: Statistics) -> list[Cell]:
+    """Corpus and sentence BLEU of every system x reference set x variant."""
+    cells = []
+    for refset in inputs.refsets:
+        for variant in spec.variants:
+            for system in inputs.systems:
+                used = inputs.refs_for(system, refset)
+                stats = statistics.of(system, used, variant.options)
+                sentence = np.asarray(sentence_scores(stats, variant.options).score, dtype=np.float64)
+                sentence.flags.writeable = False
+                cells.append(Cell(system, refset_name(refset), used, variant, stats,
+                                  corpus_score(stats, variant.options), sentence))
+    return cells
+
+
+def _additive(cell: Cell) -> bool:
+    return get_profile(cell.variant.options.profile).additive
+
+
+def resample(spec: JobSpec, cells: list[Cell], progress: Any = None
+             ) -> tuple[list[Cell], list[SystemComparison], list[Cluster]]:
+    """Bootstrap intervals of every score and all-pairs paired bootstrap tests, per reference set x variant."""
+    by_label = {c.system.label: c.system for c in cells}
+    out: dict[int, Cell] = {}
+    comparisons: list[SystemComparison] = []
+    clusters: list[Cluster] = []
+    groups: dict[tuple[str, str], list[int]] = {}
+    for i, c in enumerate(cells):
+        groups.setdefault((c.refset, c.variant.name), []).append(i)
+    for (refset, variant), idx in groups.items():
+        group = [cells[i] for i in idx]
+        if progress is not None:
+            progress.update(1)
+        if not _additive(group[0]):
+            log.info("variant %s: profile %s is not a function of summed statistics; no intervals or paired tests",
+                     variant, group[0].variant.options.profile)
+            continue
+        fn = score_fn(group[0].variant.options)
+        systems = [(c.system.label, c.stats) for c in group]
+        for i, c, ci in zip(idx, group, bootstrap_ci(systems, fn, spec.n_samples, spec.seed)):
+            out[i] = Cell(c.system, c.refset, c.refs_used, c.variant, c.stats, c.score, c.sentence, ci.ci_low,
+                          ci.ci_high)
+        if spec.significance and len(systems) > 1:
+            comps = all_pairs(systems, fn, "bs", spec.n_samples, spec.seed)
+            comparisons += [SystemComparison(refset, variant, by_label[k.a], by_label[k.b], k) for k in comps]
+            clusters += [Cluster(refset, variant, row) for row in significance_clusters(comps)]
+    return [out.get(i, c) for i, c in enumerate(cells)], comparisons, clusters
+
+
+def _human_matrix(cells: Sequence[Cell], human: HumanScores) -> np.ndarray:
+    return np.stack([human.seg[c.system.label] for c in cells])
+
+
+def _point_rows(cells: Sequence[Cell], hseg: np.ndarray, mask: Any) -> list[Correlation]:
+    """System-level correlations without intervals, for profiles whose score is not a function of summed
+    statistics."""
+    bleu = np.array([c.score.score for c in cells])
+    hum = np.nanmean(hseg, axis=1)
+    if mask is not None:
+        bleu, hum = bleu[mask], hum[mask]
+    rows = []
+    for method in ("pearson", "spearman", "kendall"):
+        value, p = correlate(bleu, hum, method)
+        rows.append(Correlation("system", method, "none", value, p, math.nan, math.nan, int(len(bleu))))
+    return rows
+
+
+def correlations(spec: JobSpec, inputs: Inputs, cells: Sequence[Cell], human: HumanScores, progress: Any = None
+                 ) -> tuple[list[CorrelationResult], list[str]]:
+    """System- and segment-level correlations of every reference set x variant with one kind of human scores
+    (oriented so that higher is better); returns the rows and the systems left out (no human score)."""
+    human = human.oriented()
+    labels = [s.label for s in inputs.systems]
+    scored = [s for s in labels if s in human.seg and np.isfinite(human.seg[s]).any()]
+    dropped = [s for s in labels if s not in scored]
+    if dropped:
+        log.warning("%s: systems without human scores are left out of the correlations: %s", human.name,
+                    ", ".join(dropped))
+    if len(scored) < 3:
+        log.warning("%s: fewer than 3 systems with human scores: no correlations", human.name)
+        return [], dropped
+    full = refset_name(inputs.full_refset)
+    rows: list[CorrelationResult] = []
+    groups: dict[tuple[str, str], list[Cell]] = {}
+    for c in cells:
+        if c.system.label in scored:
+            groups.setdefault((c.refset, c.variant.name), []).append(c)
+    for (refset, variant), group in groups.items():
+        if progress is not None:
+            progress.update(1)
+        opts = group[0].variant.options
+        is_human = np.array([c.system.human for c in group])
+        hseg = _human_matrix(group, human)
+        masks = [(True, None)] + ([(False, ~is_human)] if is_human.any() else [])
+        sent = np.stack([c.sentence for c in group])
+        for include_human, mask in masks:
+            if _additive(group[0]):
+                found = system_level(stack([c.stats for c in group], opts), hseg, score_fn(opts), system_mask=mask,
+                                     n_samples=spec.n_samples, seed=spec.seed)
+            else:
+                found = _point_rows(group, hseg, mask)
+            seg_samples = min(spec.n_samples, SEGMENT_CI_SAMPLES) if refset == full else 0
+            found += segment_level(sent, hseg, system_mask=mask, n_samples=seg_samples, seed=spec.seed)
+            rows += [CorrelationResult(refset, variant, human.name, include_human, r) for r in found]
+    return rows, dropped
+
+
+def paper_protocol(spec: JobSpec, inputs: Inputs, cells: Sequence[Cell], rows: Sequence[CorrelationResult],
+                   human: HumanScores
+                   ) -> tuple[list[SystemComparison], list[BlockSummary], list[RankingAgreement],
+                              list[VariantComparison]]:
+    """The paper's protocol: blocks with paired t, one reference against all, and the best-agreeing variant."""
+    full = refset_name(inputs.full_refset)
+    by_label = {s.label: s for s in inputs.systems}
+    comparisons: list[SystemComparison] = []
+    blocks: list[BlockSummary] = []
+    for variant in spec.variants:
+        group = [c for c in cells if c.refset == full and c.variant.name == variant.name]
+        if not group or not _additive(group[0]):
+            continue
+        n_blocks, size = PAPER_BLOCKS, PAPER_BLOCK_SIZE
+        if inputs.n_segments < n_blocks * size:
+            size = max(1, inputs.n_segments // n_blocks)
+        res = block_protocol(stack([c.stats for c in group], variant.options), score_fn(variant.options), n_blocks,
+                             size, systems=[c.system.label for c in group])
+        comparisons += [SystemComparison(full, variant.name, by_label[k.a], by_label[k.b], k) for k in res.pairs]
+        blocks += [BlockSummary(full, variant.name, by_label[res.systems[s]], float(res.mean[s]), float(res.std[s]),
+                                tuple(float(v) for v in res.block_scores[s])) for s in res.order]
+    agreement = []
+    for variant in spec.variants:
+        full_scores = {c.system.label: c.score.score for c in cells if c.refset == full and
+                       c.variant.name == variant.name}
+        for refset in inputs.refsets:
+            name = refset_name(refset)
+            if name == full:
+                continue
+            group = [c for c in cells if c.refset == name and c.variant.name == variant.name]
+            agree = ranking_agreement([c.score.score for c in group], [full_scores[c.system.label] for c in group])
+            agreement.append(RankingAgreement(variant.name, name, full, agree))
+    return comparisons, blocks, agreement, compare_variants(spec, inputs, cells, rows, human)
+
+
+def compare_variants(spec: JobSpec, inputs: Inputs, cells: Sequence[Cell], rows: Sequence[CorrelationResult],
+                     human: HumanScores) -> list[VariantComparison]:
+    """Paired bootstrap over segments: the best variant's system-level Pearson r (MT systems, all references)
+    against each other variant's, on the same resamples."""
+    human = human.oriented()
+    full = refset_name(inputs.full_refset)
+    with_human = not any(s.human for s in inputs.systems)  # MT systems only when humans are among them
+    corr = {r.variant: r.correlation.value for r in rows
+            if r.human_score == human.name and r.refset == full and r.correlation.level == "system"
+            and r.correlation.method == "pearson" and r.include_human == with_human}
+    candidates = [v for v in spec.variants if get_profile(v.options.profile).additive and v.name in corr
+                  and np.isfinite(corr[v.name])]
+    if len(candidates) < 2:
+        return []
+    best = max(candidates, key=lambda v: corr[v.name])
+    scored = {s for s in human.seg if np.isfinite(human.seg[s]).any()}
+
+    def inputs_of(variant: Any) -> tuple[np.ndarray, Any, np.ndarray]:
+        group = [c for c in cells if c.refset == full and c.variant.name == variant.name
+                 and c.system.label in scored and not c.system.human]
+        return (stack([c.stats for c in group], variant.options), score_fn(variant.options),
+                _human_matrix(group, human))
+
+    sa, fa, hseg = inputs_of(best)
+    out = []
+    for other in candidates:
+        if other.name == best.name:
+            continue
+        sb, fb, _ = inputs_of(other)
+        comp = compare_system_correlations(sa, fa, sb, fb, hseg, method="pearson", n_samples=spec.n_samples,
+                                           seed=spec.seed, names=(best.name, other.name))
+        out.append(VariantComparison(human.name, "pearson", comp))
+    return out
+
+
+def analyse(spec: JobSpec, inputs: Inputs, statistics: Statistics, experiment: str, progress: Any = None
+            ) -> JobResult:
+    """Everything the job computes, as one :class:`JobResult`."""
+    cells = score_cells(spec, inputs, statistics)
+    cells, comparisons, clusters = resample(spec, cells, progress)
+    rows: list[CorrelationResult] = []
+    blocks: list[BlockSummary] = []
+    agreement: list[RankingAgreement] = []
+    variant_comparisons: list[VariantComparison] = []
+    dropped: list[str] = []
+    if (spec.correlation or spec.paper_protocol) and not inputs.human:
+        log.info("no human judgments in this job: no correlations")
+    if spec.correlation or spec.paper_protocol:
+        for i, human in enumerate(inputs.human):
+            found, left_out = correlations(spec, inputs, cells, human, progress)
+            rows += found
+            dropped += [s for s in left_out if s not in dropped]
+            if spec.paper_protocol and found and i == 0:
+                pc, blocks, agreement, variant_comparisons = paper_protocol(spec, inputs, cells, found, human)
+                comparisons += pc
+            elif spec.paper_protocol and found:
+                variant_comparisons += compare_variants(spec, inputs, cells, found, human)
+    return JobResult(spec, inputs, experiment, tuple(cells), tuple(comparisons), tuple(clusters), tuple(rows),
+                     tuple(blocks), tuple(agreement), tuple(variant_comparisons), tuple(inputs.warnings),
+                     statistics.hits, statistics.misses, tuple(dropped))

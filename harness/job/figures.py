@@ -1,0 +1,228 @@
+"""Figures of a job, for a paper: PNG at 200 dpi and PDF (vector), drawn from the result only.
+
+- ``bleu_by_system``: BLEU per system against the full reference set with bootstrap intervals, systems sorted by
+  score, one panel (and axis) per metric family (word-level and character-level BLEU are not on one scale),
+  variants that give identical numbers drawn once.
+- ``bleu_vs_human_<kind>``: BLEU against each kind of human score, one panel per distinct variant, least-squares
+  line over the MT systems, human translations marked; labels placed so they cover no other label or marker.
+- ``blocks`` (paper protocol): mean block BLEU +- one standard deviation per system.
+
+Colours are the Okabe-Ito palette (distinct for colour-blind readers); legends sit outside the data.
+matplotlib is imported lazily (Agg backend: no display needed).
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from .files import atomic_write
+from .result import JobResult
+
+OKABE_ITO = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000"]
+MARKERS = ["o", "s", "D", "^", "v", "P", "X", "*"]
+DPI = 200
+
+
+def _pyplot() -> Any:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    plt.rcParams.update({"font.size": 8, "axes.titlesize": 9, "axes.labelsize": 8, "legend.fontsize": 7,
+                         "pdf.fonttype": 42, "svg.fonttype": "none"})
+    return plt
+
+
+def _save(fig: Any, folder: Path, stem: str) -> list[str]:
+    """``stem.png`` (200 dpi) and ``stem.pdf``, written atomically; returns their names."""
+    import io
+
+    plt = _pyplot()
+    names = []
+    for ext in ("png", "pdf"):
+        buffer = io.BytesIO()
+        fig.savefig(buffer, format=ext, dpi=DPI, bbox_inches="tight")
+        atomic_write(folder / f"{stem}.{ext}", buffer.getvalue())
+        names.append(f"{stem}.{ext}")
+    plt.close(fig)
+    return names
+
+
+def family(tokenize: str) -> str:
+    """Metric family of a tokenizer: BLEU over characters is on another scale than BLEU over words."""
+    return "character-level BLEU" if tokenize == "char" else "word-level BLEU"
+
+
+def _distinct_variants(result: JobResult) -> list[Any]:
+    from .report import identical_variants
+
+    same = identical_variants(result)
+    return [v for v in result.spec.variants if v.name not in same]
+
+
+def bleu_by_system(result: JobResult, folder: Path) -> list[str]:
+    plt = _pyplot()
+    full = result.full_refset
+    variants = _distinct_variants(result)
+    families: dict[str, list[Any]] = {}
+    for v in variants:
+        families.setdefault(family(str(v.options.tokenize)), []).append(v)
+    cells = {(c.system.label, c.variant.name): c for c in result.cells_of(full)}
+    systems = list(dict.fromkeys(c.system.label for c in result.cells_of(full)))
+    colour = {v.name: OKABE_ITO[i % len(OKABE_ITO)] for i, v in enumerate(variants)}
+    marker = {v.name: MARKERS[i % len(MARKERS)] for i, v in enumerate(variants)}
+    height = max(2.2, 0.32 * len(systems) + 0.9)
+    fig, axes = plt.subplots(1, len(families), figsize=(3.6 * len(families) + 1.4, height), squeeze=False)
+    for ax, (fam, vs) in zip(axes[0], families.items()):
+        key = vs[0].name
+        order = sorted(systems, key=lambda s: cells[(s, key)].score.score)  # best on top
+        offsets = np.linspace(-0.22, 0.22, len(vs)) if len(vs) > 1 else [0.0]
+        for off, v in zip(offsets, vs):
+            xs = np.array([cells[(s, v.name)].score.score for s in order])
+            lo = np.array([cells[(s, v.name)].ci_low for s in order])
+            hi = np.array([cells[(s, v.name)].ci_high for s in order])
+            ys = np.arange(len(order)) + off
+            has = np.isfinite(lo)
+            ax.errorbar(xs[has], ys[has], xerr=[xs[has] - lo[has], hi[has] - xs[has]], fmt="none",
+                        ecolor=colour[v.name], elinewidth=1, capsize=2, alpha=0.8)
+            ax.plot(xs, ys, linestyle="none", marker=marker[v.name], color=colour[v.name], markersize=4,
+                    label=v.name)
+        ax.set_yticks(np.arange(len(order)),
+                      [s + (" (human)" if cells[(s, key)].system.human else "") for s in order])
+        ax.set_xlabel(fam)
+        ax.grid(axis="x", alpha=0.3)
+        ax.set_ylim(-0.6, len(order) - 0.4)
+        ax.set_title(fam[0].upper() + fam[1:])
+    for ax in axes[0][1:]:
+        ax.tick_params(axis="y", labelleft=True)
+    handles, labels = [], []
+    for ax in axes[0]:
+        for h, lab in zip(*ax.get_legend_handles_labels()):
+            if lab not in labels:
+                handles.append(h)
+                labels.append(lab)
+    fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=min(6, len(labels)),
+               frameon=False, title=f"variant (references {full}; bars: 95% bootstrap interval)")
+    fig.suptitle(f"BLEU per system, {result.dataset}", y=1.0)
+    fig.tight_layout()
+    return _save(fig, folder, "bleu_by_system")
+
+
+def place_labels(ax: Any, xs: Sequence[float], ys: Sequence[float], texts: Sequence[str], fontsize: float = 6.5
+                 ) -> None:
+    """Labels beside their points, moved apart vertically until no label overlaps another label or a marker
+    (greedy, in display coordinates), with a thin line back to the point when moved."""
+    fig = ax.figure
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    trans = ax.transData
+    pts = trans.transform(np.column_stack([xs, ys]))
+    order = np.argsort(pts[:, 1])
+    boxes: list[tuple[float, float, float, float]] = []
+    marker_r = 4.0
+    markers = [(x - marker_r, y - marker_r, x + marker_r, y + marker_r) for x, y in pts]
+    x_mid = np.mean(ax.get_xlim())
+    placed = []
+    for i in order:
+        px, py = pts[i]
+        right = xs[i] <= x_mid
+        text = ax.text(xs[i], ys[i], texts[i], fontsize=fontsize, ha="left" if right else "right", va="center")
+        bb = text.get_window_extent(renderer)
+        w, h = bb.width, bb.height
+        dx = 6.0 if right else -6.0 - w
+        y = py
+        for _ in range(400):
+            box = (px + dx, y - h / 2, px + dx + w, y + h / 2)
+            clash = [b for b in boxes + markers if not (box[2] < b[0] or box[0] > b[2] or box[3] < b[1]
+                                                       or box[1] > b[3])]
+            if not clash:
+                break
+            y = max(b[3] for b in clash) + h / 2 + 1.0
+        boxes.append((px + dx, y - h / 2, px + dx + w, y + h / 2))
+        text.remove()
+        target = trans.inverted().transform((px + dx if right else px + dx + w, y))
+        placed.append((i, target, abs(y - py) > 1.0, right))
+    for i, (tx, ty), moved, right in placed:
+        ax.annotate(texts[i], (xs[i], ys[i]), xytext=(tx, ty), textcoords="data", fontsize=fontsize,
+                    ha="left" if right else "right", va="center",
+                    arrowprops={"arrowstyle": "-", "lw": 0.4, "color": "0.5"} if moved else None)
+
+
+def bleu_vs_human(result: JobResult, folder: Path) -> list[str]:
+    plt = _pyplot()
+    full = result.full_refset
+    variants = _distinct_variants(result)
+    names: list[str] = []
+    for human in result.inputs.human:
+        h = human.oriented()
+        if not any(r.human_score == human.name for r in result.correlations):
+            continue
+        ncol = min(4, len(variants))
+        nrow = math.ceil(len(variants) / ncol)
+        fig, axes = plt.subplots(nrow, ncol, figsize=(3.3 * ncol, 2.9 * nrow), squeeze=False, sharey=True)
+        for ax in axes.ravel()[len(variants):]:
+            ax.set_visible(False)
+        for k, (ax, v) in enumerate(zip(axes.ravel(), variants)):
+            cells = [c for c in result.cells_of(full, v.name) if c.system.label in h.sys]
+            x = np.array([c.score.score for c in cells])
+            y = np.array([h.sys[c.system.label] for c in cells])
+            human_mask = np.array([c.system.human for c in cells])
+            ax.scatter(x[~human_mask], y[~human_mask], s=14, color=OKABE_ITO[0], label="MT system", zorder=3)
+            if human_mask.any():
+                ax.scatter(x[human_mask], y[human_mask], s=22, color=OKABE_ITO[5], marker="D",
+                           label="human translation", zorder=3)
+            mt = ~human_mask
+            title = v.name
+            if mt.sum() >= 2 and np.ptp(x[mt]) > 0:
+                slope, icept = np.polyfit(x[mt], y[mt], 1)
+                xs = np.linspace(x[mt].min(), x[mt].max(), 10)
+                ax.plot(xs, slope * xs + icept, color="0.45", lw=1, zorder=2, label="least squares (MT)")
+                if mt.sum() >= 3:
+                    title += f": r = {np.corrcoef(x[mt], y[mt])[0, 1]:.3f} (MT)"
+            ax.set_title(title)
+            ax.set_xlabel(f"BLEU ({family(str(v.options.tokenize)).split(' ')[0]})")
+            if k % ncol == 0:
+                ax.set_ylabel(f"human score: {h.name}" + ("" if human.higher_is_better else " (negated)"))
+            ax.grid(alpha=0.3)
+            pad = 0.25 * (np.ptp(x) or 1.0)
+            ax.set_xlim(x.min() - pad, x.max() + pad)
+            place_labels(ax, x, y, [c.system.label for c in cells])
+        handles, labels = axes[0][0].get_legend_handles_labels()
+        fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=3, frameon=False)
+        fig.suptitle(f"BLEU vs human judgments ({h.name}), {result.dataset}, references {full}")
+        fig.tight_layout()
+        names += _save(fig, folder, f"bleu_vs_human_{human.name}")
+    return names
+
+
+def blocks(result: JobResult, folder: Path) -> list[str]:
+    if not result.blocks:
+        return []
+    plt = _pyplot()
+    variants = list(dict.fromkeys(b.variant for b in result.blocks))[:3]
+    first = [b for b in result.blocks if b.variant == variants[0]]
+    order = [b.system.label for b in first]
+    fig, ax = plt.subplots(figsize=(5.5, max(2.2, 0.32 * len(order) + 0.9)))
+    offsets = np.linspace(-0.2, 0.2, len(variants)) if len(variants) > 1 else [0.0]
+    for i, (off, v) in enumerate(zip(offsets, variants)):
+        rows = {b.system.label: b for b in result.blocks if b.variant == v}
+        ys = np.arange(len(order))[::-1] + off
+        ax.errorbar([rows[s].mean for s in order], ys, xerr=[rows[s].std for s in order], fmt=MARKERS[i],
+                    color=OKABE_ITO[i], capsize=2, markersize=4, label=v)
+    ax.set_yticks(np.arange(len(order))[::-1], order)
+    ax.set_xlabel(f"mean BLEU over {len(first[0].blocks)} blocks (+- one standard deviation)")
+    ax.grid(axis="x", alpha=0.3)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    ax.set_title("The paper's block protocol")
+    fig.tight_layout()
+    return _save(fig, folder, "blocks")
+
+
+def draw(result: JobResult, folder: Path) -> list[str]:
+    """Every figure of the job into ``folder``; returns the file names."""
+    return [*bleu_by_system(result, folder), *bleu_vs_human(result, folder), *blocks(result, folder)]

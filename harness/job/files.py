@@ -1,0 +1,112 @@
+"""Writing files safely: the one atomic writer of the harness, and the clean-up of what killed writers left.
+
+A file is written to a temporary name in its own folder and renamed over its final name, so a reader sees the
+old bytes or the new ones, never a torn file. Temporary names carry the writer's pid
+(``.NAME.PID.RANDOM.tmp``): a later writer removes those of dead processes. Files get the permissions the
+process umask gives a new file (``0666 & ~umask``), like ``open()``, not ``mkstemp``'s 0600, so a shared
+``runs_dir`` stays readable. A full disk or a read-only folder is an :class:`OutputError` naming the file.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import re
+import secrets
+from pathlib import Path
+from typing import BinaryIO, Callable
+
+from ..errors import HarnessError
+
+_TMP = re.compile(r"^\..+\.(\d+)\.[0-9a-f]{8}\.tmp$")
+
+
+class OutputError(HarnessError):
+    """An output could not be written (full disk, read-only folder, no permission): names the file."""
+
+    def __init__(self, path: str | Path, reason: str) -> None:
+        self.path = str(path)
+        self.reason = reason
+        super().__init__(f"{self.path}: cannot write: {reason}")
+
+
+def process_umask() -> int:
+    """The process umask (read without changing it for good)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+_UMASK = process_umask()
+
+
+def file_mode() -> int:
+    """The mode ``open()`` gives a new file under the process umask."""
+    return 0o666 & ~_UMASK
+
+
+def os_reason(exc: OSError) -> str:
+    """A short reason for an OS error a user can act on."""
+    if exc.errno == errno.ENOSPC:
+        return "no space left on device"
+    if exc.errno == errno.EROFS:
+        return "read-only file system"
+    if exc.errno in (errno.EACCES, errno.EPERM):
+        return "permission denied"
+    return exc.strerror or str(exc)
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether a process with this pid exists on this machine."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def temporary_name(path: Path) -> Path:
+    """A unique temporary name beside ``path`` that names this process."""
+    return path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+
+
+def atomic_write(path: Path, data: bytes | str | Callable[[BinaryIO], None]) -> Path:
+    """Write ``data`` (bytes, text as UTF-8, or a function writing to a binary file) to ``path`` atomically."""
+    path = Path(path)
+    tmp = temporary_name(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, file_mode())
+        with os.fdopen(fd, "wb") as f:
+            if callable(data):
+                data(f)
+            else:
+                f.write(data.encode("utf-8") if isinstance(data, str) else data)
+        os.replace(tmp, path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise OutputError(path, os_reason(exc)) from None
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return path
+
+
+def remove_stale_temporaries(folder: Path) -> list[Path]:
+    """Remove the temporary files of :func:`atomic_write` that dead processes left in ``folder``."""
+    removed = []
+    try:
+        entries = list(folder.iterdir())
+    except OSError:
+        return removed
+    for entry in entries:
+        found = _TMP.match(entry.name)
+        if found and not pid_alive(int(found.group(1))):
+            try:
+                entry.unlink()
+                removed.append(entry)
+            except OSError:
+                pass
+    return removed

@@ -1,0 +1,152 @@
+"""The inputs of a job, read once: systems, references, reference sets and the selected human scores.
+
+From a :class:`~harness.job.spec.JobSpec`: a dataset folder (:mod:`harness.job.dataset`), an explicit system file,
+explicit reference files, explicit human-score files. Everything is read and checked here, once, in one place;
+the rest of the job works on the returned :class:`Inputs`.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Mapping
+
+from ..errors import ConfigError, InputError
+from ..text.reading import TextFile, check_parallel, read_text, safe_name
+from .dataset import DatasetLayout, load_dataset, read_layout, refset_name
+from .human import HumanScores, read_human_tsv
+from .spec import JobSpec, parse_refsets
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class SystemInput:
+    """One system of the job: its ``name``, ``version`` (``systems/NAME@VERSION.txt``), text, whether it is a
+    human translation, and free metadata (explicit systems)."""
+
+    name: str
+    version: str | None
+    text: TextFile
+    human: bool = False
+    metadata: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def label(self) -> str:
+        """``NAME@VERSION`` (or ``NAME``): unique within a job; the key of human scores and of comparisons."""
+        return self.name if self.version is None else f"{self.name}@{self.version}"
+
+
+@dataclass(frozen=True, eq=False)
+class Inputs:
+    """Everything a job reads, checked: aligned texts (``n_segments`` lines each) and human scores."""
+
+    dataset: str
+    layout: DatasetLayout | None
+    systems: tuple[SystemInput, ...]
+    refs: dict[str, TextFile]
+    refsets: tuple[tuple[str, ...], ...]
+    human: tuple[HumanScores, ...]
+    source: TextFile | None
+    n_segments: int
+    warnings: tuple[str, ...] = ()
+
+    def refs_for(self, system: SystemInput, refset: tuple[str, ...]) -> tuple[str, ...]:
+        """The references a system is scored against: a human translation that is also a reference is scored
+        against the *other* references (leave-one-out, like the paper's H1/H2)."""
+        used = tuple(r for r in refset if r != system.label)
+        if not used:
+            raise ConfigError("dataset.refsets", f"system {system.label!r} is the only reference of refset "
+                              f"{refset_name(refset)!r}: a human translation is scored against the other references "
+                              "(leave-one-out), so this refset needs at least one more reference")
+        return used
+
+    @property
+    def full_refset(self) -> tuple[str, ...]:
+        """The largest reference set of the job (ties: the first)."""
+        return max(self.refsets, key=len)
+
+    def input_hashes(self) -> dict[str, str]:
+        """SHA-256 of every text scored, by role and name (``ref:ref-C``, ``system:Nemo@3``)."""
+        out = {f"ref:{k}": v.sha256 for k, v in self.refs.items()}
+        out.update({f"system:{s.label}": s.text.sha256 for s in self.systems})
+        return out
+
+    def files(self) -> list[Path]:
+        """Every file this job read (a job's output folder must not hold any of them)."""
+        out = [t.path for t in self.refs.values()] + [s.text.path for s in self.systems]
+        for h in self.human:
+            out += [p for p in (h.seg_path, h.sys_path) if p is not None]
+        return out + ([self.source.path] if self.source is not None else [])
+
+
+def layout_of(spec: JobSpec) -> DatasetLayout | None:
+    """The dataset folder's layout (meta.json and file names), or None without a dataset folder."""
+    return None if spec.dataset_root is None else read_layout(spec.dataset_root, spec.allowed_roots)
+
+
+def dataset_name(spec: JobSpec, layout: DatasetLayout | None) -> str:
+    """``dataset.name`` when given, else the folder's (``meta.json`` ``name``, else the folder name)."""
+    if spec.dataset_name is not None:
+        return spec.dataset_name
+    return layout.name if layout is not None else "custom"
+
+
+def load_inputs(spec: JobSpec, layout: DatasetLayout | None) -> Inputs:
+    """Read and check every input of the job (raises ConfigError / InputError before any scoring)."""
+    systems: list[SystemInput] = []
+    refs: dict[str, TextFile] = {}
+    human: list[HumanScores] = []
+    warnings: list[str] = []
+    source = None
+    select = spec.human.select
+    if layout is not None:
+        kinds = None if select == "all" else [] if select in ("none", "files") else [select]
+        ds = load_dataset(layout, refs=spec.refs, systems=spec.systems, human=kinds, strict=spec.strict)
+        systems = [SystemInput(f.name, f.version, text, f.human) for f, text in ds.systems]
+        refs = dict(ds.refs)
+        human = list(ds.human.values())
+        source = ds.source
+        warnings += ds.warnings
+    elif select not in ("all", "none", "files"):
+        raise ConfigError("human", f"human={select} selects a kind of human scores of a dataset folder, and there is "
+                          "none; give dataset.root, or explicit files (human=tsv human.seg_path=...)", got=select)
+    if spec.refset_paths:
+        refs = {}
+        for path in spec.refset_paths:
+            text = read_text(path, strict=spec.strict)
+            refs[safe_name(text.name, "refset.paths")] = text
+    if spec.system is not None:
+        s = spec.system
+        twin = next((x for x in systems if x.label == s.name or (x.name == s.name and s.version is None)), None)
+        if twin is not None:
+            raise ConfigError("system.name", f"system {s.name!r} ({s.path}) has the name of the dataset's system "
+                              f"{twin.label!r} ({twin.text.path}), whose human scores would be taken for it; give it "
+                              "another name, or leave the dataset's out with dataset.systems=[...]", got=s.name)
+        text = read_text(s.path, strict=spec.strict, name=s.name)
+        systems.append(SystemInput(s.name, s.version, text, s.human, dict(s.metadata)))
+    if not systems:
+        raise ConfigError("dataset.systems", "no systems to score")
+    labels = [s.label for s in systems]
+    dup = sorted({x for x in labels if labels.count(x) > 1})
+    if dup:
+        raise ConfigError("system", f"system {dup[0]!r} appears twice")
+    n_segments = check_parallel([*refs.values(), *(s.text for s in systems)])
+    if layout is None:
+        for text in [*refs.values(), *(s.text for s in systems)]:
+            warnings += [f"{text.path}: {w}" for w in text.warnings]
+    if spec.human.select == "files":
+        h = spec.human
+        human = [read_human_tsv(h.seg_path, h.sys_path, systems=labels, n_segments=n_segments,
+                                name=str(h.name), higher_is_better=h.higher_is_better)]
+        warnings += human[0].warnings
+    refsets = parse_refsets(spec.refsets, list(refs))
+    inputs = Inputs(dataset_name(spec, layout), layout, tuple(systems), refs, refsets, tuple(human), source,
+                    n_segments, tuple(warnings))
+    for refset in refsets:
+        for system in systems:
+            inputs.refs_for(system, refset)
+    if n_segments == 0:
+        raise InputError("no segments to score")
+    return inputs

@@ -1,0 +1,393 @@
+"""``report.md`` of a job, computed from its result: every sentence about the data comes from a number of this
+job (names, counts, directions, which way a correlation moves, ranks, spreads, significance); nothing is written
+for one dataset. The comparison with the paper's 0.99 / 0.96 appears only with ``paper_protocol``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+
+from ..core.significance import holm
+from .result import CorrelationResult, JobResult, VariantComparison
+
+PAPER_R = {"monolingual": 0.99, "bilingual": 0.96}
+ALPHA = 0.05
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# formatting
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def fmt(x: Any, digits: int = 2) -> str:
+    if x is None:
+        return ""
+    if isinstance(x, (bool, np.bool_)):
+        return "yes" if x else "no"
+    if isinstance(x, (float, np.floating)):
+        return "" if math.isnan(x) else f"{x:.{digits}f}"
+    return str(x)
+
+
+def fmt_p(p: float) -> str:
+    """A p-value as users read it: 4 decimals, or scientific below 0.0001 (never "0.00")."""
+    if p is None or math.isnan(p):
+        return ""
+    if p == 0:
+        return "0"
+    return f"{p:.4f}" if p >= 1e-4 else f"{p:.1e}"
+
+
+def table(header: Sequence[str], rows: Iterable[Sequence[Any]], digits: int = 2) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(fmt(v, digits) for v in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def with_ci(row: CorrelationResult | None, digits: int = 3) -> str:
+    if row is None:
+        return ""
+    c = row.correlation
+    if math.isnan(c.value):
+        return "n/a"
+    ci = "" if math.isnan(c.ci_low) else f" [{c.ci_low:.2f}, {c.ci_high:.2f}]"
+    return f"{c.value:.{digits}f}{ci}"
+
+
+def listing(names: Sequence[str]) -> str:
+    names = list(names)
+    if len(names) <= 1:
+        return "".join(names)
+    return ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def plural(n: int, word: str, many: str | None = None) -> str:
+    return f"{n} {word if n == 1 else (many or word + 's')}"
+
+
+def _ordinal(n: int) -> str:
+    return f"{n}{'th' if 10 <= n % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# facts shared by sections
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def identical_variants(result: JobResult) -> dict[str, str]:
+    """Variants whose every score equals an earlier variant's (e.g. ``paper`` = ``sacrebleu`` when no system's
+    corpus has an order without matches): ``{variant: the earlier one}``. Shown once."""
+    scores: dict[str, list[float]] = {}
+    for c in result.cells:
+        scores.setdefault(c.variant.name, []).append(c.score.score)
+    same: dict[str, str] = {}
+    names = list(scores)
+    for i, name in enumerate(names):
+        for earlier in names[:i]:
+            if earlier not in same and scores[name] == scores[earlier]:
+                same[name] = earlier
+                break
+    return same
+
+
+def shown_variants(result: JobResult) -> list[str]:
+    same = identical_variants(result)
+    return [v.name for v in result.spec.variants if v.name not in same]
+
+
+def _subset(result: JobResult) -> bool:
+    """include_human of the headline correlations: MT systems only when human translations are among them."""
+    return not any(s.human for s in result.inputs.systems)
+
+
+def _corr(result: JobResult, kind: str, variant: str, refset: str, level: str, method: str,
+          include_human: bool, grouping: str = "none") -> CorrelationResult | None:
+    for r in result.correlations:
+        c = r.correlation
+        if (r.human_score, r.variant, r.refset, c.level, c.method, c.grouping, r.include_human) == \
+                (kind, variant, refset, level, method, grouping, include_human):
+            return r
+    return None
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# sections
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def header(result: JobResult) -> str:
+    inputs = result.inputs
+    layout = inputs.layout
+    title = layout.title if layout is not None and layout.title else result.dataset
+    systems = inputs.systems
+    humans = [s.label for s in systems if s.human]
+    mt = len(systems) - len(humans)
+    refs = list(inputs.refs)
+    lines = [f"# {result.experiment}: {title}", ""]
+    langs = ""
+    if layout is not None and layout.source_lang and layout.target_lang:
+        langs = f", {layout.source_lang}->{layout.target_lang}"
+    sys_text = plural(mt, "MT system")
+    if humans:
+        sys_text += f" and {plural(len(humans), 'human translation')} ({listing(humans)})"
+    lines.append(f"Dataset `{result.dataset}`{langs}: {inputs.n_segments} segments, "
+                 f"{plural(len(refs), 'reference')} ({listing(refs)}), {sys_text}; "
+                 f"{plural(len(inputs.refsets), 'reference set')} x {plural(len(result.spec.variants), 'BLEU variant')}.")
+    for h in inputs.human:
+        direction = "higher is better" if h.higher_is_better else "lower is better (negated for correlations)"
+        level = "published system scores (sys.tsv)" if h.sys_path is not None else "the mean of the judged segments"
+        lines.append(f"Human scores `{h.name}` ({direction}): system level from {level}"
+                     + (f", segment scores in {h.seg_path.name}" if h.seg_path is not None else ", no segment scores")
+                     + ".")
+    if not inputs.human:
+        lines.append("No human scores: no correlations.")
+    lines += ["", "Inputs (SHA-256, first 12 digits): " + ", ".join(
+        f"{k.split(':', 1)[1]} `{v[:12]}`" for k, v in inputs.input_hashes().items()) + ".", ""]
+    return "\n".join(lines)
+
+
+def systems_section(result: JobResult) -> str:
+    variants = shown_variants(result)
+    same = identical_variants(result)
+    first = variants[0]
+    out = ["## Systems", ""]
+    for refset in result.refsets:
+        cells = {(c.system.label, c.variant.name): c for c in result.cells_of(refset)}
+        labels = sorted({s for s, _ in cells}, key=lambda s: (-cells[(s, first)].score.score, s))
+        rows = []
+        for s in labels:
+            row: list[Any] = [s + (" (human)" if cells[(s, first)].system.human else "")]
+            for v in variants:
+                c = cells[(s, v)]
+                ci = "" if math.isnan(c.ci_low) else f" [{c.ci_low:.2f}, {c.ci_high:.2f}]"
+                row.append(f"{c.score.score:.2f}{ci}")
+            rows.append(row)
+        out += [f"### References: {refset}", "", table(["system"] + variants, rows), ""]
+    for name, earlier in same.items():
+        out += [f"Variant `{name}` gives exactly the scores of `{earlier}` on this data; it is shown once, as "
+                f"`{earlier}`.", ""]
+    sigs = sorted({(c.variant.name, c.score.signature) for c in result.cells})
+    out += ["Signatures:", ""] + [f"- `{v}`: `{s}`" for v, s in sigs] + [""]
+    out += ["Bracketed: 95% bootstrap interval (sacrebleu's convention: mean +- half the 2.5-97.5% range, "
+            f"{result.spec.n_samples} resamples of segments, seed {result.spec.seed}).", ""]
+    return "\n".join(out)
+
+
+def significance_section(result: JobResult) -> str:
+    if not result.clusters:
+        return ""
+    same = identical_variants(result)
+    n = result.spec.n_samples
+    out = ["## Significance", "",
+           f"Paired bootstrap resampling ({n} resamples, seed {result.spec.seed}) between all pairs of systems; a "
+           "new cluster starts where a system is significantly worse (p < 0.05) than the best system of the current "
+           "cluster, by per-pair p-values. Holm-Bonferroni adjusted p-values are in `significance.parquet` "
+           f"(`p_holm`); the smallest bootstrap p-value is 1/{n + 1}.", ""]
+    groups: dict[tuple[str, str], dict[int, list[str]]] = {}
+    for c in result.clusters:
+        if c.variant in same:
+            continue
+        groups.setdefault((c.refset, c.variant), {}).setdefault(c.row.cluster, []).append(
+            f"{c.row.system} ({c.row.score:.2f})")
+    for (refset, variant), found in groups.items():
+        text = " > ".join("{" + ", ".join(g) + "}" for _, g in sorted(found.items()))
+        out.append(f"- **{variant}** @ {refset}: {plural(len(found), 'cluster')}: {text}")
+    return "\n".join(out) + "\n"
+
+
+def correlation_section(result: JobResult, kind: str) -> str:
+    full = result.full_refset
+    variants = [v for v in shown_variants(result)
+                if any(r.variant == v and r.human_score == kind for r in result.correlations)]
+    if not variants:
+        return ""
+    has_human = not _subset(result)
+    h = next(x for x in result.inputs.human if x.name == kind)
+    out = [f"## Correlation with human judgments: {kind}", ""]
+    level = "published system scores (sys.tsv)" if h.sys_path is not None else "the mean of each system's judged segments"
+    out += [f"System level: corpus BLEU vs {level}, references {full}; 95% bootstrap intervals over segments "
+            f"({result.spec.n_samples} resamples, seed {result.spec.seed}).", ""]
+    cols = [("pearson", False), ("spearman", False), ("kendall", False)] if has_human else \
+        [("pearson", True), ("spearman", True), ("kendall", True)]
+    if has_human:
+        cols = [("pearson", True)] + cols
+    rows = [[v] + [with_ci(_corr(result, kind, v, full, "system", m, inc)) for m, inc in cols] for v in variants]
+    heads = [f"{m}{' (all systems)' if inc and has_human else (' (MT only)' if has_human else '')}" for m, inc in cols]
+    out += [table(["variant"] + heads, rows), ""]
+    singles = [r for r in result.refsets if r != full]
+    if singles:
+        rows = [[v] + [with_ci(_corr(result, kind, v, r, "system", "pearson", not has_human))
+                       for r in singles + [full]] for v in variants]
+        out += ["Pearson r per reference set" + (" (MT systems only)" if has_human else "") + ":", "",
+                table(["variant"] + singles + [full], rows), ""]
+    seg_cols = [("pearson", "none"), ("kendall", "none"), ("kendall", "item"), ("kendall_like", "none")]
+    rows = [[v] + [with_ci(_corr(result, kind, v, full, "segment", m, not has_human, g)) for m, g in seg_cols]
+            for v in variants]
+    judged = _judged_pairs(result, kind)
+    out += ["Segment level: sentence BLEU vs segment human scores" + (" (MT systems only)" if has_human else "")
+            + f", on the {judged[0]:,} judged (system, segment) pairs of {judged[1]:,}; `none` pools all pairs, "
+            "`item` correlates across systems per segment and averages; `kendall_like` is the WMT17-20 pairwise "
+            "variant (metric ties count as discordant).", "",
+            table(["variant"] + [f"{m} / {g}" for m, g in seg_cols], rows), ""]
+    return "\n".join(out)
+
+
+def _judged_pairs(result: JobResult, kind: str) -> tuple[int, int]:
+    h = next(x for x in result.inputs.human if x.name == kind)
+    systems = [s for s in result.inputs.systems if s.label in h.seg and (not s.human or _subset(result))]
+    judged = sum(int(np.isfinite(h.seg[s.label]).sum()) for s in systems)
+    return judged, len(systems) * result.inputs.n_segments
+
+
+def paper_section(result: JobResult) -> str:
+    if not result.spec.paper_protocol or not result.blocks:
+        return ""
+    same = identical_variants(result)
+    out = ["## The paper's protocol", ""]
+    first = result.blocks[0].variant
+    rows = [b for b in result.blocks if b.variant == first]
+    n_blocks = len(rows[0].blocks)
+    size = result.inputs.n_segments // n_blocks if n_blocks else 0
+    out += [f"### Table 2 analogue: corpus BLEU on {n_blocks} contiguous blocks ({first}, {rows[0].refset})", "",
+            f"Blocks of {min(size, 25)} segments, as the paper's 20 blocks of 25 sentences; all variants are in "
+            "`significance.parquet` (test `block_t`).", "",
+            table(["system", "mean", "std"], [[b.system.label, b.mean, b.std] for b in rows]), ""]
+    t_rows = [c for c in result.comparisons if c.comparison.test == "block_t" and c.variant == first]
+    df = n_blocks - 1
+    out += [f"Paired t between neighbours in order of mean block BLEU (the paper: t = 6, 3.4, 24, 11; with {df} "
+            "degrees of freedom |t| > 2.09 is significant at 95% for 20 blocks):", "",
+            table(["system_a", "system_b", "delta", "t", "p"],
+                  [[c.a.label, c.b.label, c.comparison.delta, c.comparison.statistic, fmt_p(c.comparison.p_value)]
+                   for c in t_rows]), ""]
+    agree = [a for a in result.agreement if a.variant not in same]
+    if agree:
+        kept = sum(1 for a in agree if a.agreement.identical_order)
+        out += ["### One reference against all", "",
+                "The paper found that BLEU ranks the systems alike with one reference or four. Here "
+                f"{kept} of {len(agree)} single-reference rankings order every pair of systems as the full "
+                "reference set does.", "",
+                table(["variant", "refset", "vs", "Kendall tau", "same order", "discordant pairs"],
+                      [[a.variant, a.refset, a.versus, a.agreement.kendall_tau, a.agreement.identical_order,
+                        a.agreement.n_discordant] for a in agree]), ""]
+    return "\n".join(out)
+
+
+def variant_comparison_lines(comps: Sequence[VariantComparison]) -> tuple[list[str], list[tuple[str, float]]]:
+    """Holm-corrected comparisons of the best variant with every other: rows and (other, adjusted p)."""
+    adjusted = holm([c.comparison.p_value for c in comps])
+    return ([f"| {c.comparison.a} | {c.comparison.b} | {c.comparison.value_a:.3f} | {c.comparison.value_b:.3f} | "
+             f"{c.comparison.delta:.3f} | {fmt_p(c.comparison.p_value)} | {fmt_p(float(p))} | "
+             f"[{fmt(c.comparison.ci_low, 3)}, {fmt(c.comparison.ci_high, 3)}] |" for c, p in zip(comps, adjusted)],
+            [(c.comparison.b, float(p)) for c, p in zip(comps, adjusted)])
+
+
+def discussion(result: JobResult) -> str:
+    """What this job's numbers say, sentence by sentence from the tables."""
+    if not result.correlations:
+        return ""
+    full = result.full_refset
+    first = shown_variants(result)[0]
+    subset = _subset(result)
+    lines = ["## Discussion", ""]
+    humans = [s for s in result.inputs.systems if s.human]
+    for kind in dict.fromkeys(r.human_score for r in result.correlations):
+        h = next(x for x in result.inputs.human if x.name == kind).oriented()
+        r = _corr(result, kind, first, full, "system", "pearson", subset)
+        tau = _corr(result, kind, first, full, "system", "kendall", subset)
+        if r is None:
+            continue
+        who = "MT systems" if not subset else "systems"
+        lines.append(f"- **System level ({kind}).** With {first} BLEU against {full}, Pearson r = {with_ci(r)} and "
+                     f"Kendall tau = {with_ci(tau)} on the {r.correlation.n} {who}.")
+        cells = {c.system.label: c.score.score for c in result.cells_of(full, first)}
+        mt_scores = [cells[s.label] for s in result.inputs.systems if not s.human and s.label in h.sys]
+        if len(mt_scores) >= 2:
+            lines.append(f"- **Spread.** The MT systems span {min(mt_scores):.2f} to {max(mt_scores):.2f} {first} BLEU "
+                         f"({max(mt_scores) - min(mt_scores):.2f} points).")
+        if humans:
+            allr = _corr(result, kind, first, full, "system", "pearson", True)
+            if allr is not None and not math.isnan(allr.correlation.value) and not math.isnan(r.correlation.value):
+                move = "raises" if allr.correlation.value > r.correlation.value else "lowers"
+                lines.append(f"- **With the human translation{'s' if len(humans) > 1 else ''}** "
+                             f"({listing([s.label for s in humans])}) among the systems, r "
+                             f"{'rises' if move == 'raises' else 'falls'} from {r.correlation.value:.3f} to "
+                             f"{with_ci(allr)}.")
+            ranked = sorted((s for s in cells if s in h.sys), key=lambda s: -cells[s])
+            judged = sorted((s for s in cells if s in h.sys), key=lambda s: -h.sys[s])
+            for s in humans:
+                if s.label not in ranked:
+                    continue
+                b, j = ranked.index(s.label) + 1, judged.index(s.label) + 1
+                text = (f"- BLEU ranks {s.label} {_ordinal(b)} of {len(ranked)}, the judges ({kind}) rank it "
+                        f"{_ordinal(j)}")
+                if b > j:
+                    text += ": BLEU puts the human translation lower than the judges do (BLEU rewards closeness to " \
+                            "the references; Callison-Burch et al. 2006)."
+                elif b < j:
+                    text += ": BLEU puts it higher than the judges do."
+                else:
+                    text += ": BLEU and the judges agree on its rank."
+                lines.append(text)
+        seg = _corr(result, kind, first, full, "segment", "kendall", subset)
+        if seg is not None:
+            judged_pairs, total = _judged_pairs(result, kind)
+            lines.append(f"- **Segment level ({kind}).** Kendall tau-b of sentence BLEU ({first}) vs segment scores "
+                         f"= {with_ci(seg)} on {judged_pairs:,} judged pairs"
+                         + (f" of {total:,}" if judged_pairs < total else "") + ".")
+        comps = [c for c in result.variant_comparisons if c.human_score == kind]
+        if comps:
+            best = comps[0].comparison.a
+            _, adjusted = variant_comparison_lines(comps)
+            sig = [o for o, p in adjusted if p < ALPHA]
+            text = (f"- **Best variant ({kind}):** {best} (system-level Pearson r = {comps[0].comparison.value_a:.3f}"
+                    f" on the MT systems, all references). ")
+            if sig:
+                text += (f"After Holm's correction over {plural(len(comps), 'comparison')}, its r is significantly "
+                         f"different from that of {listing(sig)}")
+                rest = [o for o, _ in adjusted if o not in sig]
+                text += (f", not from {listing(rest)}." if rest else ".")
+            else:
+                text += (f"After Holm's correction over {plural(len(comps), 'comparison')}, no other variant's r "
+                         "differs significantly from it (p >= 0.05).")
+            lines.append(text)
+    if result.spec.paper_protocol:
+        lines += ["", f"Papineni et al. (2002) report r = {PAPER_R['monolingual']} (monolingual judges) and "
+                  f"{PAPER_R['bilingual']} (bilingual judges) over five systems (three MT systems of 2002 and two "
+                  "human translators, far apart in quality, judged on a 1-5 scale, four references)."]
+        r = next((x for x in (_corr(result, k, first, full, "system", "pearson", subset)
+                              for k in dict.fromkeys(c.human_score for c in result.correlations)) if x), None)
+        if r is not None and not math.isnan(r.correlation.value):
+            inside = r.correlation.ci_low <= PAPER_R["bilingual"] <= r.correlation.ci_high
+            lines.append(f"Here, r = {with_ci(r)} on {r.correlation.n} systems: the paper's 0.96 is "
+                         f"{'inside' if inside else 'outside'} this interval.")
+    return "\n".join(lines) + "\n"
+
+
+def comparisons_section(result: JobResult) -> str:
+    if not result.variant_comparisons:
+        return ""
+    out = ["## Which variant agrees best", ""]
+    for kind in dict.fromkeys(c.human_score for c in result.variant_comparisons):
+        comps = [c for c in result.variant_comparisons if c.human_score == kind]
+        rows, _ = variant_comparison_lines(comps)
+        out += [f"System-level Pearson r ({kind}, MT systems, all references): the best variant against each "
+                f"other, paired bootstrap over segments ({result.spec.n_samples} resamples, both variants on the same "
+                "resamples); Holm's correction over the comparisons.", "",
+                "| best | other | r best | r other | delta | p | p (Holm) | 95% CI of delta |",
+                "|---|---|---|---|---|---|---|---|", *rows, ""]
+    return "\n".join(out)
+
+
+def render(result: JobResult, figures: Sequence[str] = ()) -> str:
+    """The whole ``report.md``."""
+    body = [header(result), systems_section(result), significance_section(result)]
+    body += [correlation_section(result, h.name) for h in result.inputs.human]
+    body += [comparisons_section(result), paper_section(result), discussion(result)]
+    if result.notes:
+        body += ["## Notes", "", *[f"- {n}" for n in result.notes], ""]
+    if figures:
+        body += ["## Figures", "", *[f"![{name.rsplit('.', 1)[0]}]({name})" for name in figures], ""]
+    return "\n".join(b for b in body if b)

@@ -1,0 +1,382 @@
+"""The spec of a job: what to score and where results go, validated from the composed config, reading nothing.
+
+:func:`build_spec` turns the composed configuration (plain containers, Hydra's node already removed) and the
+command-line overrides into a frozen :class:`JobSpec`. It checks every value that can be checked without reading
+an input: keys, BLEU variants and tokenizers, seed range, ``n_samples``, reference-set syntax, paths of the
+outputs (not a file, not under a file, writable). Reading the inputs is :mod:`harness.job.inputs`' job.
+
+Names and places (DESIGN 1.7): a job's folder is ``runs_dir/<experiment>/<job>``, one level, ``<job>`` a short
+readable name from the meaningful overrides (a path value shortened to its last component) plus a short hash of
+the override list, so different jobs never collide and ``runs/<experiment>/*/system_scores.parquet`` finds every
+job. ``experiment_name`` defaults to the bundle's, or to the dataset's name when ``dataset.root`` comes from the
+command line (user data never lands in ``demo``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from ..core.options import BleuOptions, make_options
+from ..core.resampling import check_n_samples, check_seed
+from ..errors import ConfigError
+from ..text.reading import safe_name
+from .config import PRESENTATION_KEYS, check_keys, refuse_targets
+
+DEMO_DATASET = "wmt21_news_ende"
+#: ``dataset.refsets`` values besides an explicit list of lists.
+REFSET_MODES = ("all", "each")
+HUMAN_SELECT = ("all", "none", "files")
+
+
+def bundled_data(name: str = "") -> str:
+    """Absolute path of the data shipped inside the package (``harness/data/NAME``)."""
+    root = Path(str(resources.files("harness") / "data"))
+    return str(root / name) if name else str(root)
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One BLEU variant of the job: its config name and resolved options."""
+
+    name: str
+    options: BleuOptions
+
+
+@dataclass(frozen=True)
+class ExplicitSystem:
+    """A system given by path (``system=...``) rather than found in a dataset folder."""
+
+    name: str
+    path: Path
+    version: str | None
+    human: bool
+    metadata: Mapping[str, str]
+
+
+@dataclass(frozen=True)
+class HumanSelection:
+    """Which human judgments: ``select`` is ``all``, ``none``, a kind of the dataset, or ``files`` (explicit)."""
+
+    select: str = "all"
+    name: str | None = None
+    seg_path: Path | None = None
+    sys_path: Path | None = None
+    higher_is_better: bool = True
+
+
+@dataclass(frozen=True)
+class JobSpec:
+    """Everything a job is, described; nothing read yet."""
+
+    experiment: str | None
+    job_name: str
+    output_dir: Path | None
+    runs_dir: Path
+    dataset_root: Path | None
+    dataset_name: str | None
+    refs: tuple[str, ...] | None
+    refsets: Any
+    systems: tuple[str, ...] | None
+    strict: bool
+    system: ExplicitSystem | None
+    refset_paths: tuple[Path, ...]
+    human: HumanSelection
+    variants: tuple[Variant, ...]
+    seed: int
+    n_samples: int
+    significance: bool
+    correlation: bool
+    paper_protocol: bool
+    meta_eval: bool
+    compare: tuple[tuple[str, str], ...]
+    segment_table: bool
+    force: bool
+    progress: bool | None
+    verbose: bool
+    tracking_uri: str | None
+    tracking_retries: int
+    tracking_timeout: int
+    allowed_roots: tuple[Path, ...]
+    overrides: tuple[str, ...]
+    config: Mapping[str, Any] = field(repr=False, compare=False, default_factory=dict)
+
+    def folder(self, experiment: str) -> Path:
+        """The job's folder: ``output_dir`` when given, else ``runs_dir/<experiment>/<job_name>``."""
+        return self.output_dir if self.output_dir is not None else self.runs_dir / experiment / self.job_name
+
+    def experiment_for(self, dataset_name: str | None) -> str:
+        """The MLflow experiment (and folder under ``runs_dir``): the configured one, else the dataset's name."""
+        return self.experiment or dataset_name or "custom"
+
+    @property
+    def identity(self) -> dict[str, Any]:
+        """What makes two jobs the same job (before input hashes): the resolved config without the keys that only
+        say where results go or how they are shown."""
+        return {k: v for k, v in self.config.items() if k not in PRESENTATION_KEYS}
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# pieces
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def build_variants(bleu: Mapping[str, Any]) -> tuple[Variant, ...]:
+    """Every selected ``conf/bleu`` variant as resolved options (a ConfigError names ``bleu.NAME.KEY``)."""
+    if not bleu:
+        raise ConfigError("bleu", "no BLEU variant selected; pick one or more, e.g. bleu=sacrebleu or "
+                          "'bleu=[sacrebleu,intl]'")
+    out = []
+    for key, v in bleu.items():
+        options = {k: val for k, val in v.items() if k != "name"}
+        if options.get("weights") is not None:
+            options["weights"] = tuple(options["weights"])
+        try:
+            opts = make_options(**options)
+        except ConfigError as exc:
+            raise exc.under(f"bleu.{key}") from None
+        out.append(Variant(str(v.get("name") or key), opts))
+    names = [v.name for v in out]
+    if len(set(names)) != len(names):
+        raise ConfigError("bleu", f"variant names must be unique, got {names}")
+    return tuple(out)
+
+
+def parse_refsets(value: Any, refs: Sequence[str]) -> tuple[tuple[str, ...], ...]:
+    """``all`` (one set of every reference), ``each`` (every single one, then all together), or a list of lists."""
+    if value == "all" or value is None:
+        return (tuple(refs),)
+    if value == "each":
+        singles = tuple((r,) for r in refs)
+        return singles + ((tuple(refs),) if len(refs) > 1 else ())
+    if isinstance(value, (list, tuple)) and value and all(isinstance(x, (list, tuple)) and x for x in value):
+        out = []
+        for group in value:
+            for stem in group:
+                if stem not in refs:
+                    raise ConfigError("dataset.refsets", f"unknown reference {stem!r}", list(refs), got=stem)
+            out.append(tuple(str(s) for s in group))
+        return tuple(out)
+    raise ConfigError("dataset.refsets", f"expected all, each or a list of lists of reference names, got {value!r}",
+                      ["all", "each", "[[A],[A,B]]"], got=value)
+
+
+def _check_refsets_syntax(value: Any) -> Any:
+    """The form of ``dataset.refsets`` (names are checked once the references are known)."""
+    if value in REFSET_MODES or value is None:
+        return value
+    if isinstance(value, list) and value and all(isinstance(x, list) and x for x in value):
+        for group in value:
+            for stem in group:
+                safe_name(stem, "dataset.refsets")
+        return value
+    raise ConfigError("dataset.refsets", f"expected all, each or a list of lists of reference names, got {value!r}",
+                      ["all", "each", "[[A],[A,B]]"], got=value)
+
+
+def override_keys(overrides: Sequence[str]) -> dict[str, str]:
+    """``key -> value`` of command-line overrides (``+key=v``, ``++key=v`` and ``~key`` included)."""
+    out = {}
+    for item in overrides:
+        key, _, value = item.lstrip("+~").partition("=")
+        out[key] = value
+    return out
+
+
+def _short_value(value: str) -> str:
+    """A value as it appears in a job folder's name: a list joined with ``+``, a path shortened to its last
+    component."""
+    items = [v.strip(" '\"") for v in re.sub(r"[\[\]]", "", value).split(",")] if value.startswith("[") else [value]
+    return "+".join(re.split(r"[/\\]+", v.rstrip("/\\"))[-1] or v for v in items)
+
+
+def job_name(overrides: Sequence[str]) -> str:
+    """The job's folder name: a readable part from the meaningful overrides (a path value shortened to its last
+    component; keys of :data:`PRESENTATION_KEYS` left out) plus the first 8 hex digits of the SHA-256 of the
+    (sorted) meaningful overrides, so jobs that differ anywhere get different folders. ``default-...`` without
+    overrides."""
+    kept = sorted(o for o in overrides if override_keys([o]).popitem()[0].split(".")[0] not in PRESENTATION_KEYS)
+    digest = hashlib.sha256("\n".join(kept).encode()).hexdigest()[:8]
+    parts = []
+    for item in kept:
+        key, _, value = item.lstrip("+~").partition("=")
+        parts.append(f"{key.split('.')[-1]}={_short_value(value)}")
+    readable = re.sub(r"[^A-Za-z0-9._=+@,-]+", "_", ",".join(parts)).strip("_.") or "default"
+    if len(readable) > 80:
+        readable = readable[:80].rstrip("_.,=")
+    return f"{readable}-{digest}"
+
+
+def _path(value: Any, key: str) -> Path:
+    if not isinstance(value, str) or not value.strip():
+        raise ConfigError(key, f"expected a path, got {value!r}", got=value)
+    return Path(os.path.expanduser(value)).resolve()
+
+
+def check_allowed(path: Path, key: str, roots: Sequence[Path]) -> Path:
+    """Refuse a path outside the allowed roots (a path a config file refers to; the command line's are allowed)."""
+    if not any(path == r or r in path.parents for r in roots):
+        raise ConfigError(key, f"path {str(path)!r} is outside the allowed roots; add its folder to allowed_roots "
+                          "or give it on the command line", [str(r) for r in roots], got=str(path))
+    return path
+
+
+def check_output_folder(path: Path, key: str) -> Path:
+    """An output folder must be creatable and writable: not a file, not under a file, not read-only."""
+    probe = path
+    while not probe.exists():
+        if probe.parent == probe:
+            break
+        probe = probe.parent
+    if probe.exists() and not probe.is_dir():
+        what = "is a file" if probe == path else f"is under {probe}, which is a file"
+        raise ConfigError(key, f"{path} {what}, not a folder", expected="a folder", got="a file")
+    if probe.exists() and not os.access(probe, os.W_OK | os.X_OK):
+        raise ConfigError(key, f"{probe} is not writable (read-only or no permission)", expected="a writable folder",
+                          got="not writable")
+    return path
+
+
+def _int(value: Any, key: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ConfigError(key, f"expected an integer, got {value!r}", expected="an integer", got=value)
+    return value
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# the spec
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def build_spec(config: Mapping[str, Any], overrides: Sequence[str] = ()) -> JobSpec:
+    """Validate the composed config (plain containers without Hydra's node) and describe the job.
+
+    ``overrides`` are the command-line overrides: they decide the job's name, which paths were given on the
+    command line (allowed wherever they are), and whether ``dataset.root`` came from there (then the experiment is
+    named after the dataset unless ``experiment_name`` is given too).
+    """
+    config = dict(config)
+    refuse_targets(config)
+    check_keys(config)
+    given = override_keys(overrides)
+    from_cli = set(given)
+
+    variants = build_variants(config.get("bleu") or {})
+    seed = int(check_seed(_int(config.get("seed"), "seed")) or 0)
+    n_samples = check_n_samples(config.get("n_samples"), "n_samples")
+
+    roots = [Path(bundled_data()).resolve()]
+    roots += ([Path.cwd().resolve()] if config.get("allowed_roots") is None
+              else [_path(r, "allowed_roots") for r in config["allowed_roots"]])
+
+    def input_path(value: Any, key: str) -> Path:
+        path = _path(value, key)
+        return path if key in from_cli else check_allowed(path, key, roots)
+
+    ds = config.get("dataset") or {}
+    root = None if ds.get("root") is None else input_path(ds["root"], "dataset.root")
+    dataset_name = None
+    if ds.get("name") is not None:
+        dataset_name = safe_name(str(ds["name"]), "dataset.name")
+    system = None
+    if config.get("system") is not None:
+        s = config["system"]
+        system = ExplicitSystem(safe_name(s.get("name"), "system.name"), input_path(s.get("path"), "system.path"),
+                                None if s.get("version") is None else str(s["version"]), bool(s.get("human")),
+                                {str(k): str(v) for k, v in (s.get("metadata") or {}).items()})
+    refset_paths: tuple[Path, ...] = ()
+    if config.get("refset") is not None:
+        paths = config["refset"].get("paths") or []
+        if not paths:
+            raise ConfigError("refset.paths", "an explicit refset needs at least one file")
+        key = "refset.paths"
+        refset_paths = tuple(_path(p, key) if key in from_cli else check_allowed(_path(p, key), key, roots)
+                             for p in paths)
+    if root is None and not refset_paths:
+        raise ConfigError("dataset.root", "no references: give a dataset folder (dataset.root=DIR) or an explicit "
+                          "refset (refset=NAME)")
+    if root is None and system is None:
+        raise ConfigError("system", "no systems to score: give a dataset folder or a system config")
+
+    h = config.get("human") or {}
+    select = str(h.get("select") or "all")
+    human = HumanSelection(select=select)
+    if select == "files":
+        seg = None if h.get("seg_path") is None else input_path(h["seg_path"], "human.seg_path")
+        sys_ = None if h.get("sys_path") is None else input_path(h["sys_path"], "human.sys_path")
+        if seg is None and sys_ is None:
+            raise ConfigError("human.seg_path", "explicit human scores need human.seg_path or human.sys_path")
+        human = HumanSelection("files", safe_name(str(h.get("name") or "human"), "human.name"), seg, sys_,
+                               True if h.get("higher_is_better") is None else bool(h["higher_is_better"]))
+    elif select not in ("all", "none"):
+        safe_name(select, "human")
+
+    runs_dir = check_output_folder(_path(config.get("runs_dir") or "runs", "runs_dir"), "runs_dir")
+    experiment = config.get("experiment_name")
+    if "dataset.root" in from_cli and "experiment_name" not in from_cli:
+        experiment = None  # the dataset's name, known once its folder is read
+    if experiment is not None:
+        experiment = safe_name(str(experiment), "experiment_name")
+    out = None
+    if config.get("output_dir") is not None:
+        out = check_output_folder(_path(config["output_dir"], "output_dir"), "output_dir")
+
+    tracking_uri = None
+    if config.get("tracking", True):
+        uri = config.get("tracking_uri")
+        tracking_uri = str(uri) if uri else f"sqlite:///{runs_dir / 'mlflow.db'}"
+    compare = []
+    for pair in config.get("compare") or []:
+        if not isinstance(pair, list) or len(pair) != 2:
+            raise ConfigError("compare", f"expected pairs of systems [[A,B],...], got {pair!r}", got=pair)
+        compare.append((str(pair[0]), str(pair[1])))
+    for key in ("tracking_retries", "tracking_timeout"):
+        if _int(config.get(key), key) < 0:
+            raise ConfigError(key, f"must be >= 0, got {config[key]}", got=config[key])
+
+    return JobSpec(
+        experiment=experiment,
+        job_name=job_name(overrides),
+        output_dir=out,
+        runs_dir=runs_dir,
+        dataset_root=root,
+        dataset_name=dataset_name,
+        refs=None if ds.get("refs") is None else tuple(safe_name(r, "dataset.refs") for r in ds["refs"]),
+        refsets=_check_refsets_syntax(ds.get("refsets", "all")),
+        systems=None if ds.get("systems") is None else tuple(str(s) for s in ds["systems"]),
+        strict=bool(ds.get("strict", False)),
+        system=system,
+        refset_paths=refset_paths,
+        human=human,
+        variants=variants,
+        seed=seed,
+        n_samples=n_samples,
+        significance=bool(config.get("significance", True)),
+        correlation=bool(config.get("correlation", True)),
+        paper_protocol=bool(config.get("paper_protocol", False)),
+        meta_eval=bool(config.get("meta_eval", False)),
+        compare=tuple(compare),
+        segment_table=bool(config.get("segment_table", True)),
+        force=bool(config.get("force", False)),
+        progress=config.get("progress"),
+        verbose=bool(config.get("verbose", False)),
+        tracking_uri=tracking_uri,
+        tracking_retries=int(config.get("tracking_retries", 2)),
+        tracking_timeout=int(config.get("tracking_timeout", 10)),
+        allowed_roots=tuple(roots),
+        overrides=tuple(overrides),
+        config=config,
+    )
+
+
+def identity_digest(spec: JobSpec, input_hashes: Mapping[str, str]) -> str:
+    """The job's identity in MLflow: SHA-256 of its meaningful config and the hashes of everything it read."""
+    payload = json.dumps({"config": spec.identity, "inputs": dict(sorted(input_hashes.items()))}, sort_keys=True,
+                         default=str)
+    return hashlib.sha256(payload.encode()).hexdigest()

@@ -1,0 +1,198 @@
+"""The statistics of a job: every (system, references used, tokenizer and case) once, cached on disk.
+
+Tokens depend on the tokenizer and the case mode only, so every variant that shares them shares one statistics
+block (counted to the highest n-gram order any of them needs); everything else about a variant is arithmetic on
+it. Blocks are counted by the one text pipeline (:mod:`harness.text.pipeline`): the references of a block are
+prepared once and every system missing from the cache is counted against them.
+
+The cache (``runs_dir/cache/stats``) is keyed by the content hashes of the texts, the system's version and
+everything tokens depend on. Each entry stores its key and a SHA-256 of its arrays: an entry that is damaged
+(empty, truncated), unreadable, or whose content does not match its key is recomputed with a warning, never
+trusted. Writing the cache is best effort: a full disk costs the cache, not the job.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+import numpy as np
+
+from ..core.options import BleuOptions, orders_needed
+from ..core.stats import SegmentStats
+from ..text.pipeline import PreparedReferences, decide_compiled
+from .files import OutputError, atomic_write, remove_stale_temporaries
+from .inputs import Inputs, SystemInput
+from .spec import Variant
+
+log = logging.getLogger(__name__)
+
+CACHE_VERSION = "2"
+_ARRAYS = ("hyp_len", "ref_lens", "matches", "totals")
+
+
+@dataclass(frozen=True)
+class TokenKey:
+    """What tokens depend on: tokenizer and case mode."""
+
+    tokenize: str
+    case: str
+
+    @classmethod
+    def of(cls, opts: BleuOptions) -> TokenKey:
+        return cls(str(opts.tokenize), opts.case_mode)
+
+
+#: A statistics block: (system label, references used, token key).
+BlockKey = tuple[str, tuple[str, ...], TokenKey]
+
+
+def _digest(stats: SegmentStats) -> str:
+    h = hashlib.sha256()
+    for name in _ARRAYS:
+        arr = np.ascontiguousarray(getattr(stats, name), dtype=np.int64)
+        h.update(name.encode() + str(arr.shape).encode())
+        h.update(arr.tobytes())
+    return h.hexdigest()
+
+
+class StatisticsCache:
+    """Per-segment statistics on disk, keyed by content hashes; entries carry their key and a checksum."""
+
+    def __init__(self, root: Path, enabled: bool = True) -> None:
+        self.root = root
+        self.enabled = enabled
+        self.hits = 0
+        self.misses = 0
+        self._cleaned: set[Path] = set()
+
+    @staticmethod
+    def key(system: SystemInput, refs: Iterable[str], tk: TokenKey, order: int) -> str:
+        h = hashlib.sha256()
+        for part in (CACHE_VERSION, system.text.sha256, system.version or "", *refs, tk.tokenize, tk.case,
+                     str(order)):
+            h.update(part.encode())
+            h.update(b"\0")
+        return h.hexdigest()
+
+    def path(self, key: str) -> Path:
+        return self.root / key[:2] / f"{key}.npz"
+
+    def load(self, key: str) -> SegmentStats | None:
+        path = self.path(key)
+        if not self.enabled or not path.exists():
+            return None
+        try:
+            with np.load(path, allow_pickle=False) as z:
+                meta = json.loads(bytes(z["meta"]).decode("utf-8"))
+                stats = SegmentStats(*(np.asarray(z[name], dtype=np.int64) for name in _ARRAYS))
+            if meta.get("key") != key or meta.get("version") != CACHE_VERSION:
+                raise ValueError("it holds the statistics of another key")
+            if meta.get("sha256") != _digest(stats):
+                raise ValueError("its checksum does not match its content")
+        except Exception as exc:  # a damaged entry is recomputed, never trusted
+            log.warning("statistics cache entry %s is damaged (%s: %s); recomputing it", path, type(exc).__name__,
+                        exc)
+            return None
+        self.hits += 1
+        return stats
+
+    def save(self, key: str, stats: SegmentStats) -> None:
+        if not self.enabled:
+            return
+        path = self.path(key)
+        if path.parent not in self._cleaned:
+            remove_stale_temporaries(path.parent)
+            self._cleaned.add(path.parent)
+        meta = json.dumps({"key": key, "version": CACHE_VERSION, "sha256": _digest(stats)}).encode()
+
+        def write(f: Any) -> None:
+            buffer = io.BytesIO()
+            np.savez(buffer, meta=np.frombuffer(meta, dtype=np.uint8),
+                     **{name: getattr(stats, name) for name in _ARRAYS})
+            f.write(buffer.getvalue())
+
+        try:
+            atomic_write(path, write)
+        except OutputError as exc:
+            log.warning("statistics not cached (%s); the job goes on", exc)
+
+
+def token_keys(variants: Iterable[Variant]) -> dict[TokenKey, tuple[int, BleuOptions]]:
+    """Per token key: the order to count (at least 4, the highest any variant needs) and options to tokenize with."""
+    out: dict[TokenKey, tuple[int, BleuOptions]] = {}
+    for v in variants:
+        tk = TokenKey.of(v.options)
+        need = max(4, orders_needed(v.options))
+        if tk not in out or need > out[tk][0]:
+            out[tk] = (need, v.options)
+    return out
+
+
+def blocks(inputs: Inputs, variants: Iterable[Variant]) -> dict[BlockKey, tuple[SystemInput, int, BleuOptions]]:
+    """Every statistics block the job needs, with its system, order and tokenizing options."""
+    keys = token_keys(variants)
+    out: dict[BlockKey, tuple[SystemInput, int, BleuOptions]] = {}
+    for refset in inputs.refsets:
+        for system in inputs.systems:
+            used = inputs.refs_for(system, refset)
+            for tk, (order, opts) in keys.items():
+                out.setdefault((system.label, used, tk), (system, order, opts))
+    return out
+
+
+@dataclass(frozen=True)
+class Statistics:
+    """The statistics blocks of a job and where they came from."""
+
+    blocks: Mapping[BlockKey, SegmentStats]
+    hits: int
+    misses: int
+
+    def of(self, system: SystemInput, refs_used: tuple[str, ...], opts: BleuOptions) -> SegmentStats:
+        """The block a variant reads, cut to the orders it needs."""
+        return self.blocks[(system.label, refs_used, TokenKey.of(opts))].truncate_order(orders_needed(opts))
+
+
+def compute_statistics(inputs: Inputs, variants: Iterable[Variant], cache: StatisticsCache,
+                       compiled: bool | None = None, progress: Any = None) -> Statistics:
+    """Statistics of every block, from the cache when possible; the others counted per (references, tokens):
+    the references prepared once, every missing system counted against them. ``compiled`` as in the pipeline
+    (None: decided by the size of everything to count)."""
+    needed = blocks(inputs, variants)
+    out: dict[BlockKey, SegmentStats] = {}
+    missing: dict[tuple[tuple[str, ...], TokenKey], list[tuple[BlockKey, str, SystemInput]]] = {}
+    orders: dict[tuple[tuple[str, ...], TokenKey], tuple[int, BleuOptions]] = {}
+    for bkey, (system, order, opts) in needed.items():
+        _, used, tk = bkey
+        key = cache.key(system, [inputs.refs[r].sha256 for r in used], tk, order)
+        stats = cache.load(key)
+        if stats is not None:
+            out[bkey] = stats
+            if progress is not None:
+                progress.update(1)
+            continue
+        missing.setdefault((used, tk), []).append((bkey, key, system))
+        orders[(used, tk)] = (order, opts)
+    chars = sum(sum(map(len, system.text.lines)) * (1 + len(used))
+                for (used, _), todo in missing.items() for _, _, system in todo)
+    use = decide_compiled(chars, compiled)
+    for group, todo in missing.items():
+        used, _ = group
+        order, opts = orders[group]
+        prepared = PreparedReferences.build([inputs.refs[r].lines for r in used], opts, order, systems=len(todo),
+                                            compiled=use)
+        counted = prepared.statistics_of([system.text.lines for _, _, system in todo])
+        for (bkey, key, _), stats in zip(todo, counted):
+            cache.misses += 1
+            cache.save(key, stats)
+            out[bkey] = stats
+            if progress is not None:
+                progress.update(1)
+    log.info("statistics: %d from cache, %d computed", cache.hits, cache.misses)
+    return Statistics(out, cache.hits, cache.misses)

@@ -1,0 +1,130 @@
+"""A job's results as the long-format tables of DESIGN 1.7 (Arrow tables; written by :mod:`harness.sinks.parquet`).
+
+Contract columns first, in the documented order, then ours. Every table has ``system_version`` (empty when a
+system has none); ``significance`` has ``system_version_a`` / ``system_version_b``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from .result import JobResult
+
+SYSTEM_COLUMNS = ["dataset", "refset", "system", "variant", "human", "bleu", "precisions", "bp", "ratio", "hyp_len",
+                  "ref_len", "signature", "ci_low", "ci_high"]
+SEGMENT_COLUMNS = ["dataset", "refset", "system", "variant", "seg_id", "sentence_bleu", "hyp_len", "ref_len",
+                   "matches", "totals"]
+CORRELATION_COLUMNS = ["dataset", "refset", "variant", "human_score", "level", "method", "grouping", "include_human",
+                       "value", "p_value", "ci_low", "ci_high", "n"]
+SIGNIFICANCE_COLUMNS = ["refset", "variant", "test", "system_a", "system_b", "delta", "statistic", "p_value",
+                        "ci_low", "ci_high"]
+TABLES = ("system_scores", "segment_scores", "significance", "correlations")
+
+_FLOAT = pa.float64()
+
+
+def _table(columns: dict[str, list[Any]], types: dict[str, pa.DataType]) -> pa.Table:
+    return pa.table({k: pa.array(v, type=types.get(k)) for k, v in columns.items()})
+
+
+def _version(v: str | None) -> str:
+    return "" if v is None else v
+
+
+def system_scores(result: JobResult) -> pa.Table:
+    """One row per system x refset x variant."""
+    cols: dict[str, list[Any]] = {k: [] for k in [*SYSTEM_COLUMNS, "system_version", "refs_used", "counts", "totals",
+                                                  "system_sha256"]}
+    for c in result.cells:
+        s = c.score
+        for key, value in (("dataset", result.dataset), ("refset", c.refset), ("system", c.system.name),
+                           ("variant", c.variant.name), ("human", c.system.human), ("bleu", s.score),
+                           ("precisions", s.precisions), ("bp", s.bp), ("ratio", s.ratio),
+                           ("hyp_len", float(s.hyp_len)), ("ref_len", float(s.ref_len)), ("signature", s.signature),
+                           ("ci_low", c.ci_low), ("ci_high", c.ci_high),
+                           ("system_version", _version(c.system.version)), ("refs_used", "+".join(c.refs_used)),
+                           ("counts", s.counts), ("totals", s.totals), ("system_sha256", c.system.text.sha256)):
+            cols[key].append(value)
+    return _table(cols, {"precisions": pa.list_(_FLOAT), "counts": pa.list_(pa.int64()),
+                         "totals": pa.list_(pa.int64()), "bleu": _FLOAT, "ci_low": _FLOAT, "ci_high": _FLOAT})
+
+
+def segment_scores(result: JobResult) -> pa.Table:
+    """One row per system x refset x variant x segment, with the per-segment statistics (Arrow columns built
+    from flat arrays: no per-row Python objects)."""
+    cols: dict[str, list[Any]] = {k: [] for k in [*SEGMENT_COLUMNS, "system_version"]}
+    for c in result.cells:
+        n = len(c.stats)
+        order = c.variant.options.max_ngram_order
+        for key, value in (("dataset", result.dataset), ("refset", c.refset), ("system", c.system.name),
+                           ("variant", c.variant.name), ("system_version", _version(c.system.version))):
+            cols[key].append(pa.array(np.repeat(value, n), pa.string()))
+        cols["seg_id"].append(pa.array(np.arange(n, dtype=np.int64)))
+        cols["sentence_bleu"].append(pa.array(np.asarray(c.sentence, dtype=np.float64)))
+        cols["hyp_len"].append(pa.array(c.stats.hyp_len))
+        cols["ref_len"].append(pa.array(c.stats.ref_len(c.variant.options.ref_length)))  # type: ignore[arg-type]
+        for key, arr in (("matches", c.stats.matches), ("totals", c.stats.totals)):
+            flat = np.ascontiguousarray(arr, dtype=np.int64)
+            offsets = np.arange(0, flat.size + 1, flat.shape[1], dtype=np.int32)
+            cols[key].append(pa.ListArray.from_arrays(pa.array(offsets), pa.array(flat.ravel())))
+        del order
+    if not result.cells:
+        return pa.table({k: pa.array([]) for k in cols})
+    return pa.table({k: pa.concat_arrays(v) for k, v in cols.items()})
+
+
+def significance(result: JobResult) -> pa.Table:
+    """One row per pair of systems x refset x variant x test (``delta`` = BLEU of b minus a)."""
+    names = [*SIGNIFICANCE_COLUMNS, "system_version_a", "system_version_b", "p_holm", "n_samples", "seed",
+             "score_a", "score_b"]
+    cols: dict[str, list[Any]] = {k: [] for k in names}
+    for row in result.comparisons:
+        k = row.comparison
+        for key, value in (("refset", row.refset), ("variant", row.variant), ("test", k.test),
+                           ("system_a", row.a.name), ("system_b", row.b.name), ("delta", k.delta),
+                           ("statistic", k.statistic), ("p_value", k.p_value), ("ci_low", k.ci_low),
+                           ("ci_high", k.ci_high), ("system_version_a", _version(row.a.version)),
+                           ("system_version_b", _version(row.b.version)), ("p_holm", k.p_holm),
+                           ("n_samples", k.n_samples), ("seed", k.seed), ("score_a", k.value_a),
+                           ("score_b", k.value_b)):
+            cols[key].append(value)
+    floats = {k: _FLOAT for k in ("delta", "statistic", "p_value", "ci_low", "ci_high", "p_holm", "score_a",
+                                  "score_b")}
+    return _table(cols, {**floats, "n_samples": pa.int64(), "seed": pa.int64(), **{
+        k: pa.string() for k in ("refset", "variant", "test", "system_a", "system_b", "system_version_a",
+                                 "system_version_b")}})
+
+
+def correlations(result: JobResult) -> pa.Table:
+    """One row per variant x refset x human kind x level x method x grouping x subset."""
+    cols: dict[str, list[Any]] = {k: [] for k in [*CORRELATION_COLUMNS, "system_version", "epsilon"]}
+    for row in result.correlations:
+        r = row.correlation
+        for key, value in (("dataset", result.dataset), ("refset", row.refset), ("variant", row.variant),
+                           ("human_score", row.human_score), ("level", r.level), ("method", r.method),
+                           ("grouping", r.grouping), ("include_human", row.include_human), ("value", r.value),
+                           ("p_value", r.p_value), ("ci_low", r.ci_low), ("ci_high", r.ci_high), ("n", r.n),
+                           ("system_version", ""), ("epsilon", row.epsilon)):
+            cols[key].append(value)
+    strings = {k: pa.string() for k in ("dataset", "refset", "variant", "human_score", "level", "method",
+                                        "grouping", "system_version")}
+    return _table(cols, {**strings, "include_human": pa.bool_(), "n": pa.int64(),
+                         **{k: _FLOAT for k in ("value", "p_value", "ci_low", "ci_high", "epsilon")}})
+
+
+def build_tables(result: JobResult) -> dict[str, pa.Table]:
+    """Every table of the job, by name (``segment_scores`` only with ``segment_table``)."""
+    out = {"system_scores": system_scores(result)}
+    if result.spec.segment_table:
+        out["segment_scores"] = segment_scores(result)
+    out["significance"] = significance(result)
+    out["correlations"] = correlations(result)
+    return out
+
+
+def is_missing(value: Any) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))

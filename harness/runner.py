@@ -1,0 +1,188 @@
+"""Running one job, end to end: spec -> inputs -> statistics -> analysis -> published folder -> MLflow.
+
+The order of what can fail is deliberate: everything that can be checked from the config is checked by the spec;
+the dataset's layout is read, the job's folder is claimed (locked, refused if it is not ours or holds an input),
+then the inputs are read and checked, all before any statistics are computed. Results are written into the
+folder's staging area and published at once (:mod:`harness.job.folder`); MLflow is told last, and if it cannot
+be, the tables are there already and ``tracking_pending.json`` says what is missing.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TextIO
+
+from .errors import TrackingError
+from .job import figures, report
+from .job.analysis import analyse
+from .job.dataset import refset_name
+from .job.files import atomic_write
+from .job.folder import PENDING, JobFolder
+from .job.inputs import dataset_name, layout_of, load_inputs
+from .job.result import JobResult
+from .job.spec import JobSpec, identity_digest
+from .job.statistics import StatisticsCache, blocks, compute_statistics
+from .job.tables import build_tables
+from .progress import Progress
+from .sinks.parquet import write_table
+from .text.tokenizers import check_usable
+
+log = logging.getLogger("harness")
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a finished job left: its result, folder, MLflow parent run (None without tracking) and any
+    tracking error (the tables are published regardless)."""
+
+    result: JobResult
+    folder: Path
+    parent_run: str | None
+    tracking_error: TrackingError | None
+    seconds: float
+
+
+def _explicit_inputs(spec: JobSpec) -> list[Path]:
+    out = list(spec.refset_paths)
+    if spec.system is not None:
+        out.append(spec.system.path)
+    for p in (spec.human.seg_path, spec.human.sys_path):
+        if p is not None:
+            out.append(p)
+    return out
+
+
+def write_outputs(result: JobResult, staging: Path, config_yaml: str) -> list[str]:
+    """Tables, config, report and figures into the staging folder; returns the file names."""
+    spec, inputs = result.spec, result.inputs
+    meta = {"config": config_yaml, "experiment": result.experiment, "dataset": result.dataset,
+            "signatures": sorted({c.score.signature for c in result.cells}), "inputs_sha256": inputs.input_hashes()}
+    names = []
+    for name, tab in build_tables(result).items():
+        write_table(tab, staging / f"{name}.parquet", meta)
+        names.append(f"{name}.parquet")
+    atomic_write(staging / "config.yaml", config_yaml)
+    drawn = figures.draw(result, staging)
+    atomic_write(staging / "report.md", report.render(result, [n for n in drawn if n.endswith(".png")]))
+    del spec
+    return names + ["config.yaml", *drawn, "report.md"]
+
+
+def run_job(spec: JobSpec, config_yaml: str = "", out: TextIO | None = None) -> Outcome:
+    """One job, end to end (see the module docstring). Raises :class:`~harness.errors.HarnessError` subclasses
+    for everything a user can fix; a tracking failure is returned in the outcome, not raised."""
+    started = time.perf_counter()
+    out = out or sys.stdout
+    for variant in spec.variants:
+        check_usable(str(variant.options.tokenize))
+    progress = Progress(spec.progress)
+    layout = layout_of(spec)
+    experiment = spec.experiment_for(dataset_name(spec, layout))
+    folder = JobFolder(spec.folder(experiment), job=f"{experiment}/{spec.job_name}")
+    with folder.held(layout.inputs() if layout is not None else _explicit_inputs(spec)):
+        staging = folder.begin({"experiment": experiment})
+        try:
+            inputs = load_inputs(spec, layout)
+            folder.check(inputs.files())
+            log.info("%s: %d systems x %d reference sets x %d variants, %d segments", experiment,
+                     len(inputs.systems), len(inputs.refsets), len(spec.variants), inputs.n_segments)
+            cache = StatisticsCache(spec.runs_dir / "cache" / "stats", enabled=not spec.force)
+            with progress.phase("statistics", len(blocks(inputs, spec.variants)), "block") as bar:
+                statistics = compute_statistics(inputs, spec.variants, cache, progress=bar)
+            n_groups = len(inputs.refsets) * len(spec.variants) * (1 + len(inputs.human))
+            with progress.phase("resampling and correlations", n_groups, "group") as bar:
+                result = analyse(spec, inputs, statistics, experiment, bar)
+            with progress.phase("tables, report and figures", 1, "step") as bar:
+                write_outputs(result, staging, config_yaml)
+                bar.update(1)
+            hashes = inputs.input_hashes()
+            job_key = identity_digest(spec, hashes)
+            folder.publish(hashes, {"job_key": job_key, "experiment": experiment})
+            folder.write_status("ok", experiment=experiment, job_key=job_key)
+        except BaseException as exc:
+            folder.discard()
+            folder.write_status("failed", experiment=experiment, error=f"{type(exc).__name__}: {exc}")
+            raise
+        parent, tracking_error = None, None
+        if spec.tracking_uri is not None:
+            parent, tracking_error = track(result, folder.path, job_key, progress)
+    outcome = Outcome(result, folder.path, parent, tracking_error, time.perf_counter() - started)
+    print_summary(outcome, out)
+    return outcome
+
+
+def track(result: JobResult, folder: Path, job_key: str, progress: Progress) -> tuple[str | None, Any]:
+    """Log the published job to MLflow; on failure write ``tracking_pending.json`` and return the error."""
+    from .sinks.mlflow import build_payload, configure_client, log_job, terminate_on_sigterm
+
+    spec = result.spec
+    uri = str(spec.tracking_uri)
+    configure_client(spec.tracking_retries, spec.tracking_timeout)
+    tables = {}
+    for name, tab in build_tables(result).items():
+        if name in ("system_scores", "correlations", "significance"):
+            frame = tab.to_pandas()
+            for col in frame.columns:  # MLflow's JSON tables hold plain values
+                if frame[col].dtype == object:
+                    frame[col] = frame[col].map(lambda v: list(v) if hasattr(v, "tolist") else v)
+            tables[name] = frame
+    payload = build_payload(result, job_key, tables)
+    artifacts = sorted(p for p in folder.iterdir() if p.is_file() and not p.name.startswith("."))
+    try:
+        with progress.phase("MLflow runs", len(payload.runs), "run") as bar, terminate_on_sigterm():
+            parent = log_job(uri, spec.runs_dir, payload, artifacts, bar)
+    except TrackingError as exc:
+        atomic_write(folder / PENDING, json.dumps({"tracking_uri": uri, "experiment": result.experiment,
+                                                   "job": spec.job_name, "job_key": job_key, "error": str(exc),
+                                                   "time": time.time()}, indent=1) + "\n")
+        return None, exc
+    (folder / PENDING).unlink(missing_ok=True)
+    return parent, None
+
+
+def print_summary(outcome: Outcome, out: TextIO) -> None:
+    """The closing tables: per reference set, systems x variants BLEU with intervals (best first), human scores,
+    the signatures, where the results are."""
+    result = outcome.result
+    variants = [v.name for v in result.spec.variants]
+    human = {h.name: h for h in result.inputs.human}
+    for refset in result.refsets:
+        cells = {(c.system.label, c.variant.name): c for c in result.cells_of(refset)}
+        labels = sorted({s for s, _ in cells}, key=lambda s: (-cells[(s, variants[0])].score.score, s))
+        names = [s + (" (human)" if cells[(s, variants[0])].system.human else "") for s in labels]
+        width = max(len(x) for x in [*names, "system"])
+        cols = []
+        for v in variants:
+            texts = []
+            for s in labels:
+                c = cells[(s, v)]
+                ci = "" if c.ci_low != c.ci_low else f" [{c.ci_low:.1f}-{c.ci_high:.1f}]"
+                texts.append(f"{c.score.score:.2f}{ci}")
+            cols.append((v, texts))
+        for kind, h in human.items():
+            cols.append((kind, [f"{h.sys[s]:.4g}" if s in h.sys else "-" for s in labels]))
+        widths = [max(len(head), *(len(t) for t in texts)) for head, texts in cols]
+        lines = [f"BLEU against {refset} (95% bootstrap intervals; human scores as published)",
+                 "  ".join([f"{'system':<{width}}"] + [f"{h:>{w}}" for (h, _), w in zip(cols, widths)])]
+        for i, name in enumerate(names):
+            lines.append("  ".join([f"{name:<{width}}"] + [f"{texts[i]:>{w}}" for (_, texts), w in zip(cols, widths)]))
+        out.write("\n".join(lines) + "\n\n")
+    for v in variants:
+        sig = next(c.score.signature for c in result.cells if c.variant.name == v and
+                   c.refset == refset_name(result.inputs.full_refset))
+        out.write(f"{v}: {sig}\n")
+    out.write(f"\n{len(result.cells)} scores ({result.cache_misses} statistics computed, {result.cache_hits} from "
+              f"cache) in {outcome.seconds:.1f} s\n")
+    out.write(f"tables and report: {outcome.folder}  (report.md, system_scores.parquet, segment_scores.parquet, "
+              "...)\n")
+    spec = result.spec
+    if outcome.parent_run:
+        out.write(f"MLflow: {spec.tracking_uri}  experiment '{result.experiment}', parent run {outcome.parent_run}\n")
+        if spec.tracking_uri and spec.tracking_uri.startswith("sqlite:"):
+            out.write(f"  open the UI: mlflow ui --backend-store-uri {spec.tracking_uri}\n")
+    out.flush()

@@ -1,0 +1,408 @@
+"""MLflow: one experiment per ``experiment_name``, one parent run per job, one nested run per system x refset x
+variant; each job recorded once.
+
+- **Where.** The default store is a SQLite file under ``runs/`` given as an *absolute* URI, artifacts in
+  ``runs/mlartifacts``. The store and the experiment are created under a file lock, so parallel first jobs never
+  race on the schema migration. The experiment is tagged ``mlflow.experimentKind = custom_model_development``,
+  so MLflow's UI opens on its runs (not on the GenAI overview).
+- **Once per job.** A job's identity is a hash of its meaningful config and its input hashes (tag
+  ``harness.job_key``). After a job is logged, earlier records of the same identity are deleted (MLflow's soft
+  delete: ``search_runs`` no longer finds them), so an experiment holds one parent and N nested runs per job; a
+  job that changed gets a new record. Children stay RUNNING until the whole job is logged, then all finish; a
+  failure marks the parent and its children FAILED (KILLED on Ctrl-C or SIGTERM). Parents left RUNNING by a dead
+  process (same host, pid gone; or the same job, whose folder lock we now hold) are marked KILLED, with their
+  children, by the next job that sees them.
+- **What.** Nested runs are named ``system@version | refset | variant``; metrics ``bleu``, ``bp``, ``ratio``,
+  ``precision_N``, ``ci_low``/``ci_high`` and the system's human scores ``human.<kind>``, logged at step =
+  the version when it is an integer (so the UI charts BLEU over checkpoints); params: every BLEU option; tags:
+  system, version, refset, variant, signature, dataset, input hashes. The parent holds a few metrics named for
+  comparison across jobs (``pearson.mt_only``...), the dataset as an MLflow input (digest of the input hashes),
+  the tables, report and figures as artifacts, and the small tables as MLflow tables (previewed in the UI).
+
+Parquet stays the system of record: if MLflow fails, the tables are published already and the caller writes
+``tracking_pending.json``. ``mlflow`` is imported lazily (``harness-score`` never pays for it).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import logging
+import math
+import os
+import signal
+import socket
+import threading
+import time
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator, Mapping, Sequence
+
+from ..errors import TrackingError
+from ..job.dataset import refset_name
+from ..job.files import pid_alive
+from ..job.result import JobResult
+from ..version import __version__
+
+log = logging.getLogger(__name__)
+
+EXPERIMENT_KIND = {"mlflow.experimentKind": "custom_model_development"}
+SMALL_TABLES = ("system_scores", "correlations", "significance")
+
+
+def default_uri(runs_dir: Path) -> str:
+    return f"sqlite:///{runs_dir.resolve() / 'mlflow.db'}"
+
+
+def artifact_root(uri: str, runs_dir: Path) -> str | None:
+    """Local stores keep artifacts in ``runs/mlartifacts``; a server decides for itself."""
+    return (runs_dir.resolve() / "mlartifacts").as_uri() if uri.startswith("sqlite:") else None
+
+
+def configure_client(retries: int, timeout: int) -> None:
+    """Bounded HTTP retries, so an unreachable server fails in seconds, not minutes (MLflow's default: 7 retries,
+    backoff factor 2, 120 s timeout); MLflow's and alembic's own logs at WARNING."""
+    os.environ.setdefault("MLFLOW_HTTP_REQUEST_MAX_RETRIES", str(retries))
+    os.environ.setdefault("MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR", "1")
+    os.environ.setdefault("MLFLOW_HTTP_REQUEST_TIMEOUT", str(timeout))
+    os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")
+    for name in ("mlflow", "alembic", "alembic.runtime.migration"):
+        logging.getLogger(name).setLevel(logging.WARNING)
+
+
+def check_server(uri: str, timeout: float = 5.0) -> None:
+    """Fail fast, naming the URI, when an HTTP tracking server does not answer ``/health``."""
+    if not uri.startswith(("http://", "https://")):
+        return
+    try:
+        with urllib.request.urlopen(uri.rstrip("/") + "/health", timeout=timeout) as resp:  # noqa: S310
+            if resp.status != 200:
+                raise TrackingError(f"tracking server {uri} answered /health with HTTP {resp.status}")
+    except OSError as exc:
+        raise TrackingError(f"tracking server {uri} is unreachable ({exc})") from None
+
+
+_SQLITE_TUNED = False
+
+
+def tune_sqlite() -> None:
+    """WAL journal + ``synchronous=NORMAL`` on every SQLite connection of this process: MLflow commits several
+    times per call and each commit of a default SQLite database waits for an fsync (~150 ms per nested run here,
+    ~40 ms with WAL); WAL also lets readers (``mlflow ui``) and parallel jobs work without blocking each other.
+    ``NORMAL`` never corrupts the database; a power cut may lose the last transactions, which a rerun logs again."""
+    global _SQLITE_TUNED
+    if _SQLITE_TUNED:
+        return
+    import sqlite3
+
+    from sqlalchemy import event
+    from sqlalchemy.engine import Engine
+
+    @event.listens_for(Engine, "connect")
+    def _pragmas(connection: Any, _record: Any) -> None:
+        if isinstance(connection, sqlite3.Connection):
+            cursor = connection.cursor()
+            cursor.execute("PRAGMA journal_mode=WAL")
+            cursor.execute("PRAGMA synchronous=NORMAL")
+            cursor.close()
+
+    _SQLITE_TUNED = True
+
+
+@contextlib.contextmanager
+def store_lock(uri: str) -> Iterator[None]:
+    """For a SQLite store, an exclusive file lock beside the database (creation and migration are not safe to run
+    concurrently: ``table latest_metrics already exists``, ``duplicate column name: step``)."""
+    if not uri.startswith("sqlite:///"):
+        yield
+        return
+    db = Path(uri[len("sqlite:///"):])
+    db.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(str(db) + ".lock", os.O_RDWR | os.O_CREAT, 0o666)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)
+
+
+def _client(uri: str) -> Any:
+    if uri.startswith("sqlite:"):
+        tune_sqlite()
+    from mlflow.tracking import MlflowClient
+
+    return MlflowClient(tracking_uri=uri)
+
+
+def prepare_store(uri: str, experiment: str, runs_dir: Path) -> str:
+    """Create (and migrate) the store and the experiment if needed, under :func:`store_lock`; return the
+    experiment id. Any failure (unreachable server, full disk, unknown URI scheme) is a :class:`TrackingError`."""
+    check_server(uri)
+    try:
+        with store_lock(uri):
+            client = _client(uri)
+            found = client.get_experiment_by_name(experiment)
+            if found is None:
+                exp_id = client.create_experiment(experiment, artifact_location=artifact_root(uri, runs_dir),
+                                                  tags=EXPERIMENT_KIND)
+            else:
+                exp_id = found.experiment_id
+                if found.tags.get("mlflow.experimentKind") != EXPERIMENT_KIND["mlflow.experimentKind"]:
+                    for key, value in EXPERIMENT_KIND.items():
+                        client.set_experiment_tag(exp_id, key, value)
+            return str(exp_id)
+    except TrackingError:
+        raise
+    except Exception as exc:
+        raise TrackingError(f"the MLflow store {uri} cannot be used ({type(exc).__name__}: "
+                            f"{_first_line(exc)})") from None
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0][:300] if text else ""
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# the payload: what a job logs, read from its result
+# ---------------------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class NestedRun:
+    name: str
+    metrics: dict[str, float]
+    step: int
+    params: dict[str, Any]
+    tags: dict[str, str]
+
+
+@dataclass(frozen=True)
+class JobPayload:
+    experiment: str
+    name: str
+    key: str
+    params: dict[str, Any]
+    tags: dict[str, str]
+    metrics: dict[str, float]
+    runs: tuple[NestedRun, ...]
+    dataset: tuple[str, str, str]  # name, digest, source
+    tables: dict[str, Any] = field(default_factory=dict)
+
+
+def version_step(version: str | None) -> int:
+    """The metric step of a version: the version itself when it is an integer (checkpoint steps), else 0."""
+    if version is None:
+        return 0
+    text = version.strip()
+    return int(text) if text.lstrip("+-").isdigit() and abs(int(text)) < 2**62 else 0
+
+
+def run_name(system: str, version: str | None, refset: str, variant: str) -> str:
+    return f"{system if version is None else f'{system}@{version}'} | {refset} | {variant}"
+
+
+def parent_metrics(result: JobResult) -> dict[str, float]:
+    """A few parent metrics named for comparison across jobs: the system-level correlations of the first variant
+    against the full reference set, per human kind (``pearson.mt_only``, ``kendall.all_systems``, ... with
+    ``.KIND`` appended when the job has several kinds)."""
+    if not result.correlations:
+        return {}
+    variant = result.spec.variants[0].name
+    kinds = list(dict.fromkeys(r.human_score for r in result.correlations))
+    out = {}
+    for r in result.correlations:
+        c = r.correlation
+        if r.variant != variant or r.refset != result.full_refset or c.level != "system" or c.grouping != "none":
+            continue
+        subset = "all_systems" if r.include_human else "mt_only"
+        name = f"{c.method}.{subset}" + (f".{r.human_score}" if len(kinds) > 1 else "")
+        if math.isfinite(c.value):
+            out[name] = c.value
+    return out
+
+
+def build_payload(result: JobResult, job_key: str, tables: Mapping[str, Any] | None = None) -> JobPayload:
+    """Everything a job logs, from its result."""
+    spec, inputs = result.spec, result.inputs
+    hashes = inputs.input_hashes()
+    human_sys = {h.name: h.sys for h in inputs.human}
+    runs = []
+    for c in result.cells:
+        s = c.score
+        metrics = {"bleu": s.score, "bp": s.bp, "ratio": s.ratio, "hyp_len": float(s.hyp_len),
+                   "ref_len": float(s.ref_len), "ci_low": c.ci_low, "ci_high": c.ci_high}
+        metrics.update({f"precision_{n + 1}": p for n, p in enumerate(s.precisions)})
+        for kind, scores in human_sys.items():
+            if c.system.label in scores:
+                metrics[f"human.{kind}"] = scores[c.system.label]
+        tags = {"system": c.system.name, "system_version": c.system.version or "", "refset": c.refset,
+                "refs_used": "+".join(c.refs_used), "variant": c.variant.name, "signature": s.signature,
+                "dataset": result.dataset, "experiment": result.experiment, "human": str(c.system.human).lower(),
+                "sha256.system": c.system.text.sha256,
+                **{f"sha256.ref.{r}": inputs.refs[r].sha256 for r in c.refs_used},
+                **{f"meta.{k}": v for k, v in c.system.metadata.items()}}
+        runs.append(NestedRun(run_name(c.system.name, c.system.version, c.refset, c.variant.name), metrics,
+                              version_step(c.system.version), {"variant": c.variant.name,
+                                                                **c.variant.options.as_params()}, tags))
+    params = {"experiment": result.experiment, "dataset": result.dataset, "n_segments": inputs.n_segments,
+              "systems": [s.label for s in inputs.systems], "refsets": [refset_name(r) for r in inputs.refsets],
+              "variants": [v.name for v in spec.variants], "human": [h.name for h in inputs.human],
+              "seed": spec.seed, "n_samples": spec.n_samples, "harness_version": __version__}
+    tags = {"dataset": result.dataset, "experiment": result.experiment, "harness.job": spec.job_name,
+            "harness.job_key": job_key, "output_dir": str(spec.folder(result.experiment)),
+            **{f"sha256.{k.replace(':', '.')}": v for k, v in hashes.items() if k.startswith("ref:")}}
+    digest = hashlib.sha256(json.dumps(sorted(hashes.items())).encode()).hexdigest()[:12]
+    source = str(inputs.layout.root) if inputs.layout is not None else ",".join(str(t.path) for t in inputs.refs.values())
+    return JobPayload(result.experiment, f"{result.dataset} | {spec.job_name}", job_key, params, tags,
+                      parent_metrics(result), tuple(runs), (result.dataset, digest, source), dict(tables or {}))
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# logging
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def _params(items: Mapping[str, Any]) -> list[Any]:
+    from mlflow.entities import Param
+
+    return [Param(k, "null" if v is None else (json.dumps(v) if isinstance(v, (list, dict)) else str(v))[:6000])
+            for k, v in items.items()]
+
+
+def _metrics(items: Mapping[str, float], ts: int, step: int = 0) -> list[Any]:
+    from mlflow.entities import Metric
+
+    return [Metric(k, float(v), ts, step) for k, v in items.items() if v is not None and math.isfinite(float(v))]
+
+
+def _tags(items: Mapping[str, Any]) -> list[Any]:
+    from mlflow.entities import RunTag
+
+    return [RunTag(k, "" if v is None else str(v)) for k, v in items.items()]
+
+
+def _search(client: Any, exp_id: str, filter_string: str) -> list[Any]:
+    out, token = [], None
+    while True:
+        page = client.search_runs([exp_id], filter_string=filter_string, max_results=5000, page_token=token)
+        out.extend(page)
+        token = getattr(page, "token", None)
+        if not token:
+            return out
+
+
+def _children(client: Any, exp_id: str, parent_id: str) -> list[Any]:
+    return _search(client, exp_id, f"tags.mlflow.parentRunId = '{parent_id}'")
+
+
+def mark_dead_parents(client: Any, exp_id: str, job_key: str) -> list[str]:
+    """Mark KILLED (with their children) the parents left RUNNING by dead processes: on this host with a pid that
+    no longer runs, or of this very job (whose folder lock the caller holds, so no other process runs it)."""
+    host = socket.gethostname()
+    killed = []
+    for run in _search(client, exp_id, "attributes.status = 'RUNNING' and tags.`harness.job_key` != ''"):
+        tags = run.data.tags
+        if "mlflow.parentRunId" in tags:
+            continue
+        pid = int(tags.get("harness.pid", "0") or 0)
+        dead = tags.get("harness.job_key") == job_key and pid != os.getpid()
+        dead = dead or (tags.get("harness.host") == host and pid > 0 and not pid_alive(pid))
+        if dead:
+            for child in _children(client, exp_id, run.info.run_id):
+                if child.info.status == "RUNNING":
+                    client.set_terminated(child.info.run_id, "KILLED")
+            client.set_terminated(run.info.run_id, "KILLED")
+            killed.append(run.info.run_id)
+    if killed:
+        log.info("marked %d run(s) left RUNNING by dead processes as KILLED", len(killed))
+    return killed
+
+
+def delete_earlier_records(client: Any, exp_id: str, job_key: str, keep: str) -> int:
+    """Delete (MLflow's soft delete) every earlier parent of this job and its children."""
+    n = 0
+    for run in _search(client, exp_id, f"tags.`harness.job_key` = '{job_key}'"):
+        if run.info.run_id == keep or "mlflow.parentRunId" in run.data.tags:
+            continue
+        for child in _children(client, exp_id, run.info.run_id):
+            client.delete_run(child.info.run_id)
+        client.delete_run(run.info.run_id)
+        n += 1
+    return n
+
+
+def log_job(uri: str, runs_dir: Path, payload: JobPayload, artifacts: Sequence[Path], progress: Any = None) -> str:
+    """Log one job (see the module docstring); returns the parent run id. Raises :class:`TrackingError`, having
+    marked what it created FAILED (KILLED on interruption), never left RUNNING or FINISHED."""
+    exp_id = prepare_store(uri, payload.experiment, runs_dir)
+    client = _client(uri)
+    parent_id = None
+    created: list[str] = []
+    try:
+        mark_dead_parents(client, exp_id, payload.key)
+        ts = int(time.time() * 1000)
+        parent = client.create_run(exp_id, run_name=payload.name, tags={
+            **payload.tags, "harness.pid": str(os.getpid()), "harness.host": socket.gethostname()})
+        parent_id = parent.info.run_id
+        client.log_batch(parent_id, metrics=_metrics(payload.metrics, ts), params=_params(payload.params))
+        _log_dataset(client, parent_id, payload.dataset)
+        for run in payload.runs:
+            child = client.create_run(exp_id, run_name=run.name, tags={"mlflow.parentRunId": parent_id})
+            created.append(child.info.run_id)
+            client.log_batch(child.info.run_id, metrics=_metrics(run.metrics, ts, run.step),
+                             params=_params(run.params), tags=_tags(run.tags))
+            if progress is not None:
+                progress.update(1)
+        for path in artifacts:
+            if path.is_dir():
+                client.log_artifacts(parent_id, str(path), artifact_path=path.name)
+            elif path.exists():
+                client.log_artifact(parent_id, str(path))
+        for name, frame in payload.tables.items():
+            client.log_table(parent_id, frame, f"tables/{name}.json")
+        for run_id in created:
+            client.set_terminated(run_id, "FINISHED")
+        client.set_terminated(parent_id, "FINISHED")
+        deleted = delete_earlier_records(client, exp_id, payload.key, parent_id)
+        if deleted:
+            log.info("replaced %d earlier MLflow record(s) of this job", deleted)
+        return parent_id
+    except BaseException as exc:
+        status = "FAILED" if isinstance(exc, Exception) else "KILLED"
+        for run_id in [*created, *([parent_id] if parent_id else [])]:
+            with contextlib.suppress(Exception):
+                client.set_terminated(run_id, status)
+        if not isinstance(exc, Exception):
+            raise
+        raise TrackingError(f"MLflow logging to {uri} failed ({type(exc).__name__}: {_first_line(exc)})") from None
+
+
+def _log_dataset(client: Any, run_id: str, dataset: tuple[str, str, str]) -> None:
+    """The dataset as an MLflow input, so the runs table's Dataset column says what was scored."""
+    from mlflow.entities import Dataset, DatasetInput, InputTag
+
+    name, digest, source = dataset
+    data = Dataset(name=name, digest=digest, source_type="local", source=json.dumps({"uri": source}))
+    client.log_inputs(run_id, datasets=[DatasetInput(data, tags=[InputTag("mlflow.data.context", "eval")])])
+
+
+@contextlib.contextmanager
+def terminate_on_sigterm() -> Iterator[None]:
+    """Turn SIGTERM (SLURM ``scancel``, a timeout) into SystemExit while logging, so runs are marked KILLED."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def _handler(signum: int, _frame: Any) -> None:
+        raise SystemExit(128 + signum)
+
+    previous = signal.signal(signal.SIGTERM, _handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)

@@ -1,0 +1,47 @@
+"""Parquet tables: the system of record (MLflow is the index).
+
+Each table is one file, written atomically (:func:`harness.job.files.atomic_write`) into the job's staging
+folder; the job folder publishes them together (:mod:`harness.job.folder`). The schema metadata records the
+harness version, the resolved config, the signatures and the input hashes.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Mapping
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from ..errors import InputError
+from ..job.files import atomic_write
+from ..job.folder import verified_files
+from ..version import __version__
+
+
+def write_table(table: pa.Table, path: Path, metadata: Mapping[str, Any]) -> Path:
+    """Write ``table`` to ``path`` atomically, with ``metadata`` (JSON-encoded values) in the schema."""
+    meta = dict(table.schema.metadata or {})
+    meta[b"harness_version"] = __version__.encode()
+    for key, value in metadata.items():
+        meta[key.encode()] = (value if isinstance(value, str) else json.dumps(value, default=str)).encode()
+    table = table.replace_schema_metadata(meta)
+
+    return atomic_write(path, lambda f: pq.write_table(table, f, compression="zstd"))
+
+
+def read_metadata(path: Path) -> dict[str, str]:
+    """The schema metadata of a table written by :func:`write_table` (decoded to str)."""
+    meta = pq.read_schema(path).metadata or {}
+    return {k.decode(): v.decode() for k, v in meta.items() if not k.startswith(b"pandas")}
+
+
+def read_table(folder: str | Path, name: str) -> pa.Table:
+    """A table of a job folder, only if the folder's manifest lists it with its hash (a complete generation)."""
+    files = verified_files(folder)
+    path = files.get(f"{name}.parquet")
+    if path is None:
+        raise InputError(f"no complete, verified {name}.parquet here (job_status.json and manifest.json of one "
+                         "published generation must list it)", folder)
+    return pq.read_table(path)

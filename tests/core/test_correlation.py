@@ -1,0 +1,412 @@
+"""Tests of harness.correlation: scipy as the oracle, hand-computed cases, and the resampling machinery."""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+from scipy import stats as sps
+
+from harness.core import correlation as corr
+from harness.core.significance import block_protocol
+from harness.errors import ConfigError, InputError
+
+N_ORDER = 4
+
+
+def bleu4(summed: np.ndarray) -> np.ndarray:
+    """Plain BLEU-4 from summed statistics [..., 10]: closest ref length in column 1, no smoothing."""
+    summed = np.asarray(summed, dtype=np.float64)
+    c, r = summed[..., 0], summed[..., 1]
+    matches, totals = summed[..., 2 : 2 + N_ORDER], summed[..., 2 + N_ORDER :]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        prec = np.where(totals > 0, matches / totals, 0.0)
+        logs = np.where(prec > 0, np.log(np.where(prec > 0, prec, 1.0)), 0.0).mean(axis=-1)
+        bp = np.where(c > 0, np.minimum(1.0, np.exp(1.0 - r / np.where(c > 0, c, 1.0))), 0.0)
+    return np.where(np.all(prec > 0, axis=-1), 100.0 * bp * np.exp(logs), 0.0)
+
+
+def unigram_precision(summed: np.ndarray) -> np.ndarray:
+    """A score function that is easy to compute by hand: 100 * matches_1 / totals_1 (K = 4)."""
+    return 100.0 * summed[..., 2] / summed[..., 3]
+
+
+def synthetic(n_systems: int = 6, n_segments: int = 120, seed: int = 0, noise: float = 5.0):
+    """Stats [S, n, 10] whose BLEU tracks a system quality, and human segment scores tracking the same quality."""
+    rng = np.random.default_rng(seed)
+    quality = np.linspace(0.35, 0.75, n_systems)
+    hyp_len = rng.integers(8, 30, size=(n_systems, n_segments))
+    ref_len = hyp_len + rng.integers(-3, 4, size=hyp_len.shape)
+    totals = np.stack([np.maximum(hyp_len - k, 0) for k in range(N_ORDER)], axis=-1)
+    p = quality[:, None, None] ** (1 + 0.5 * np.arange(N_ORDER))
+    matches = rng.binomial(totals, np.broadcast_to(p, totals.shape))
+    stats = np.concatenate([hyp_len[..., None], ref_len[..., None], matches, totals], axis=-1).astype(np.float64)
+    human = 100 * quality[:, None] + rng.normal(0, noise, size=(n_systems, n_segments))
+    return stats, human
+
+
+# --------------------------------------------------------------------------------------------------- correlate
+
+
+@pytest.mark.parametrize(
+    "method, oracle",
+    [
+        ("pearson", lambda x, y: sps.pearsonr(x, y)),
+        ("spearman", lambda x, y: sps.spearmanr(x, y)),
+        ("kendall", lambda x, y: sps.kendalltau(x, y, variant="b")),
+    ],
+)
+def test_correlate_equals_scipy(method, oracle):
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=40)
+    y = 0.6 * x + rng.normal(size=40)
+    y[:5] = np.round(y[:5])  # a few ties
+    value, p = corr.correlate(x, y, method)
+    ref = oracle(x, y)
+    assert value == pytest.approx(ref.statistic, abs=1e-12)
+    assert p == pytest.approx(ref.pvalue, abs=1e-12)
+
+
+def test_correlate_drops_nan_pairs():
+    x = np.array([1.0, 2.0, np.nan, 4.0, 5.0, 7.0])
+    y = np.array([2.0, 1.0, 3.0, np.nan, 6.0, 6.5])
+    keep = [0, 1, 4, 5]
+    for method in corr.METHODS:
+        assert corr.correlate(x, y, method) == pytest.approx(corr.correlate(x[keep], y[keep], method), abs=1e-12)
+    assert corr.correlate(x, y, "pearson")[0] == pytest.approx(sps.pearsonr(x[keep], y[keep]).statistic, abs=1e-12)
+
+
+@pytest.mark.parametrize("method", corr.METHODS)
+def test_correlate_undefined_is_nan_without_warnings(method):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert all(math.isnan(v) for v in corr.correlate([1.0, 1.0, 1.0, 1.0], [1.0, 2.0, 3.0, 4.0], method))
+        assert all(math.isnan(v) for v in corr.correlate([1.0, 2.0, 3.0], [5.0, 5.0, 5.0], method))
+        assert all(math.isnan(v) for v in corr.correlate([1.0, 2.0, np.nan], [1.0, 3.0, 2.0], method))  # 2 pairs
+        assert all(math.isnan(v) for v in corr.correlate([], [], method))
+
+
+def test_unknown_method_lists_choices():
+    with pytest.raises(ConfigError) as err:
+        corr.correlate([1, 2, 3], [1, 2, 3], "kendal")
+    assert err.value.key == "method"
+    assert err.value.choices == list(corr.METHODS)
+    with pytest.raises(ConfigError):
+        corr.segment_correlation(np.ones((2, 2)), np.ones((2, 2)), "pearson", "sys")
+
+
+def test_mismatched_lengths_are_input_errors():
+    with pytest.raises(InputError):
+        corr.correlate([1, 2, 3], [1, 2], "pearson")
+    with pytest.raises(InputError):
+        corr.segment_correlation(np.ones((2, 3)), np.ones((3, 2)))
+
+
+@pytest.mark.parametrize("method", corr.METHODS)
+@pytest.mark.parametrize("m", [7, 90])  # pairwise path and scipy-loop path for kendall
+def test_batched_values_equal_scipy(method, m):
+    rng = np.random.default_rng(2)
+    x = rng.normal(size=(5, m))
+    y = x + rng.normal(size=(5, m))
+    x[0, :3] = np.nan
+    y[1, -2:] = np.nan
+    y[2] = np.round(y[2])
+    x[3] = 4.0  # constant row -> nan
+    got = corr._batch_values(method, x, y)
+    for b in range(5):
+        assert got[b] == pytest.approx(corr.correlate(x[b], y[b], method)[0], abs=1e-12, nan_ok=True)
+    assert math.isnan(got[3])
+
+
+def test_average_ranks_equal_scipy_rankdata():
+    rng = np.random.default_rng(3)
+    x = np.round(rng.normal(size=(4, 30)), 1)  # many ties
+    x[1, ::4] = np.nan
+    x[2] = np.nan
+    got = corr._average_ranks(x)
+    for b in range(4):
+        ok = ~np.isnan(x[b])
+        np.testing.assert_array_equal(np.isnan(got[b]), ~ok)
+        np.testing.assert_allclose(got[b][ok], sps.rankdata(x[b][ok]), rtol=0, atol=0)
+
+
+# ---------------------------------------------------------------------------------------------- segment level
+
+
+def test_item_grouping_is_the_average_of_per_segment_correlations():
+    metric = np.array(
+        [
+            [1.0, 5.0, 2.0, 9.0],
+            [2.0, 3.0, 2.0, 8.0],
+            [3.0, 4.0, 2.0, np.nan],
+            [4.0, 1.0, 2.0, 7.0],
+        ]
+    )
+    human = np.array(
+        [
+            [10.0, 1.0, 3.0, 2.0],
+            [30.0, 2.0, 1.0, np.nan],
+            [20.0, 3.0, 2.0, 5.0],
+            [40.0, 4.0, 5.0, np.nan],
+        ]
+    )
+    # column 2: metric constant -> undefined, skipped; column 3: one valid pair (row 0) -> skipped.
+    for method, oracle in [("pearson", sps.pearsonr), ("kendall", sps.kendalltau), ("spearman", sps.spearmanr)]:
+        expected = np.mean([oracle(metric[:, j], human[:, j]).statistic for j in (0, 1)])
+        value, p = corr.segment_correlation(metric, human, method, "item")
+        assert value == pytest.approx(expected, abs=1e-12)
+        assert math.isnan(p)
+    # 'none' pools every valid pair
+    ok = ~(np.isnan(metric) | np.isnan(human))
+    value, p = corr.segment_correlation(metric, human, "pearson", "none")
+    ref = sps.pearsonr(metric[ok], human[ok])
+    assert (value, p) == pytest.approx((ref.statistic, ref.pvalue), abs=1e-12)
+
+
+def test_item_grouping_keeps_items_with_two_pairs():
+    metric = np.array([[1.0, 1.0], [2.0, 3.0], [np.nan, 2.0]])
+    human = np.array([[2.0, 1.0], [1.0, 2.0], [5.0, 3.0]])
+    # column 0: two valid pairs, discordant -> -1 (MTME keeps 2-pair items); column 1: pearson of 3 points
+    expected = np.mean([-1.0, sps.pearsonr(metric[:, 1], human[:, 1]).statistic])
+    assert corr.segment_correlation(metric, human, "pearson", "item")[0] == pytest.approx(expected, abs=1e-12)
+
+
+def test_kendall_like_hand_computed():
+    human = np.array([[1.0, 5.0], [2.0, 5.0], [3.0, 1.0]])
+    metric = np.array([[10.0, 3.0], [30.0, 2.0], [20.0, 2.0]])
+    # segment 0: (0,1) con, (0,2) con, (1,2) dis -> 2 con, 1 dis
+    # segment 1: (0,1) human tie: not counted; (0,2) con; (1,2) metric tie: dis -> 1 con, 1 dis
+    value, p = corr.segment_correlation(metric, human, "kendall_like", "none")
+    assert value == pytest.approx((3 - 2) / 5)
+    assert math.isnan(p)
+    assert corr.segment_correlation(metric, human, "kendall_like", "item")[0] == pytest.approx((1 / 3 + 0) / 2)
+    # threshold 1: segment 0 keeps only (0,2) (|diff| 2 > 1): con; segment 1 unchanged -> 2 con, 1 dis
+    assert corr.segment_correlation(metric, human, "kendall_like", "none", threshold=1.0)[0] == pytest.approx(1 / 3)
+    # a missing human score removes that system's pairs in that segment
+    human_nan = human.copy()
+    human_nan[2, 0] = np.nan  # segment 0 keeps only (0,1): con
+    assert corr.segment_correlation(metric, human_nan, "kendall_like", "none")[0] == pytest.approx((2 - 1) / 3)
+
+
+def test_segment_level_rows():
+    stats, human = synthetic(n_systems=5, n_segments=40)
+    metric = bleu4(stats)  # per-segment "sentence BLEU", unsmoothed: plenty of zeros, fine here
+    rows = corr.segment_level(metric, human, n_samples=50, seed=3)
+    assert {(r.method, r.grouping) for r in rows} == {
+        (m, g) for m in ("pearson", "kendall", "kendall_like") for g in ("none", "item")
+    }
+    for r in rows:
+        assert r.level == "segment"
+        assert r.value == pytest.approx(
+            corr.segment_correlation(metric, human, r.method, r.grouping)[0], nan_ok=True
+        )
+        assert r.n == (200 if r.grouping == "none" else 40)
+
+
+# ------------------------------------------------------------------------------------------------ system level
+
+
+def test_system_level_point_values_and_mask():
+    stats, human = synthetic()
+    bleu = bleu4(stats.sum(axis=1))
+    means = human.mean(axis=1)
+    mask = np.array([True, True, False, True, True, True])
+    rows = corr.system_level(stats, human, bleu4, system_mask=mask, n_samples=0)
+    assert [r.method for r in rows] == list(corr.METHODS)
+    for r in rows:
+        assert (r.value, r.p_value) == pytest.approx(corr.correlate(bleu[mask], means[mask], r.method))
+        assert r.n == 5 and r.level == "system" and math.isnan(r.ci_low)
+
+
+def test_system_bootstrap_matches_naive_loop():
+    stats, human = synthetic(n_segments=60)
+    human[0, :10] = np.nan
+    seed, n_samples = 7, 40
+    idx = np.random.default_rng(seed).integers(0, 60, (n_samples, 60))
+    vals = []
+    for b in range(n_samples):
+        bl = bleu4(stats[:, idx[b], :].sum(axis=1))
+        hm = np.nanmean(human[:, idx[b]], axis=1)
+        vals.append(sps.pearsonr(bl, hm).statistic)
+    expected = np.percentile(vals, [2.5, 97.5])
+    got = corr.bootstrap_system_correlation(stats, human, bleu4, "pearson", n_samples=n_samples, seed=seed)
+    assert got == pytest.approx(tuple(expected), abs=1e-10)
+
+
+@pytest.mark.parametrize("method", corr.METHODS)
+def test_system_bootstrap_reproducible_and_contains_estimate(method):
+    stats, human = synthetic(n_segments=150, noise=20.0)
+    value, _ = corr.system_correlation(bleu4(stats.sum(axis=1)), human.mean(axis=1), method)
+    ci = corr.bootstrap_system_correlation(stats, human, bleu4, method, n_samples=300, seed=1)
+    assert ci == corr.bootstrap_system_correlation(stats, human, bleu4, method, n_samples=300, seed=1)
+    assert ci[0] <= value <= ci[1]
+    # a noisy case so that another seed visibly moves the interval
+    noisy_stats, noisy_human = synthetic(n_systems=12, n_segments=40, noise=200.0, seed=5)
+    c1 = corr.bootstrap_system_correlation(noisy_stats, noisy_human, bleu4, method, n_samples=200, seed=1)
+    c2 = corr.bootstrap_system_correlation(noisy_stats, noisy_human, bleu4, method, n_samples=200, seed=2)
+    assert c1 != c2
+
+
+@pytest.mark.parametrize("method", corr.SEGMENT_METHODS)
+@pytest.mark.parametrize("grouping", corr.GROUPINGS)
+def test_segment_bootstrap_reproducible_and_contains_estimate(method, grouping):
+    rng = np.random.default_rng(4)
+    human = rng.normal(size=(5, 80))
+    metric = human + rng.normal(scale=0.7, size=human.shape)
+    value, _ = corr.segment_correlation(metric, human, method, grouping)
+    ci = corr.bootstrap_segment_correlation(metric, human, method, grouping, n_samples=200, seed=1)
+    assert ci == corr.bootstrap_segment_correlation(metric, human, method, grouping, n_samples=200, seed=1)
+    assert ci != corr.bootstrap_segment_correlation(metric, human, method, grouping, n_samples=200, seed=2)
+    assert ci[0] <= value <= ci[1]
+
+
+@pytest.mark.parametrize("method", corr.SEGMENT_METHODS)
+@pytest.mark.parametrize("grouping", corr.GROUPINGS)
+def test_segment_resamples_match_naive_recomputation(method, grouping):
+    rng = np.random.default_rng(5)
+    human = np.round(rng.normal(size=(4, 25)), 1)
+    metric = human + np.round(rng.normal(scale=0.5, size=human.shape), 1)
+    human[1, 3] = np.nan
+    idx = np.random.default_rng(0).integers(0, 25, (6, 25))
+    counts = np.stack([np.bincount(row, minlength=25) for row in idx]).astype(float)
+    got = corr._segment_resampled_values(metric, human, method, grouping, 0.0, counts)
+    for b in range(6):
+        expected = corr.segment_correlation(metric[:, idx[b]], human[:, idx[b]], method, grouping)[0]
+        assert got[b] == pytest.approx(expected, abs=1e-12)
+
+
+# ------------------------------------------------------------------------------------------------- comparisons
+
+
+def test_perm_both_detects_the_better_metric():
+    rng = np.random.default_rng(6)
+    human = rng.normal(size=(4, 50))
+    good = human + rng.normal(scale=0.01, size=human.shape)
+    bad = rng.normal(size=human.shape)
+    for grouping in corr.GROUPINGS:
+        res = corr.compare_correlations(bad, good, human, grouping=grouping, test="perm_both", n_samples=200, seed=1)
+        assert res.delta > 0.5 and res.p_value <= 0.01
+        assert res.test == "perm_both" and res.n_samples == 200
+        # one-sided: "bad is better than good" is not supported
+        rev = corr.compare_correlations(good, bad, human, grouping=grouping, test="perm_both", n_samples=200, seed=1)
+        assert rev.p_value > 0.9
+        same = corr.compare_correlations(good, good, human, grouping=grouping, test="perm_both", n_samples=200)
+        assert same.delta == 0 and same.p_value == 1.0
+    again = corr.compare_correlations(bad, good, human, method="kendall_like", n_samples=100, seed=3)
+    assert again == corr.compare_correlations(bad, good, human, method="kendall_like", n_samples=100, seed=3)
+
+
+def test_perm_both_on_system_vectors():
+    rng = np.random.default_rng(7)
+    human = rng.normal(size=12)
+    res = corr.compare_correlations(rng.normal(size=12), human + 0.01 * rng.normal(size=12), human,
+                                    method="kendall", n_samples=300, seed=2)
+    assert res.p_value < 0.05
+    with pytest.raises(ConfigError):
+        corr.compare_correlations(human, human, human, test="paired_bootstrap")
+
+
+def test_paired_bootstrap_segment_comparison():
+    rng = np.random.default_rng(8)
+    human = rng.normal(size=(4, 60))
+    good = human + rng.normal(scale=0.1, size=human.shape)
+    bad = rng.normal(size=human.shape)
+    res = corr.compare_correlations(bad, good, human, test="paired_bootstrap", n_samples=200, seed=1)
+    assert res.p_value == pytest.approx(2 / 201)  # no resample flips the sign: the +1-smoothed floor
+    assert res.ci_low > 0 and res.ci_low <= res.delta <= res.ci_high
+    same = corr.compare_correlations(good, good, human, test="paired_bootstrap", n_samples=50)
+    assert same.p_value == 1.0
+
+
+def test_bootstrap_p_rule():
+    # B = 6 defined resamples, F = 2 (one flipped, one zero): p = 2 (2 + 1) / 7
+    diffs = np.array([1.0, 2.0, 3.0, 4.0, -1.0, 0.0, np.nan])
+    assert corr._bootstrap_p(diffs, 0.5) == (pytest.approx(6 / 7), 6)
+    assert corr._bootstrap_p(-diffs, -0.5) == (pytest.approx(6 / 7), 6)
+    assert corr._bootstrap_p(np.array([-1.0, -2.0, 1.0]), 0.5) == (1.0, 3)  # clamped at 1
+    assert corr._bootstrap_p(np.array([1.0, 2.0]), 0.0) == (1.0, 2)
+
+
+def test_compare_system_correlations():
+    stats, human = synthetic(n_segments=80, noise=10.0)
+    # variant b: the real BLEU; variant a: BLEU of scrambled statistics (systems in shuffled order)
+    scrambled = stats[[3, 0, 5, 1, 4, 2]]
+    res = corr.compare_system_correlations(scrambled, bleu4, stats, bleu4, human, n_samples=200, seed=1)
+    assert res.value_b > res.value_a and res.p_value < 0.05
+    assert res.value_b == pytest.approx(corr.correlate(bleu4(stats.sum(axis=1)), human.mean(axis=1))[0])
+    same = corr.compare_system_correlations(stats, bleu4, stats, bleu4, human, n_samples=50)
+    assert same.delta == 0 and same.p_value == 1.0
+
+
+# ---------------------------------------------------------------------------------------------- block protocol
+
+
+def _block_stats() -> np.ndarray:
+    # (matches_1, totals_1) per segment; segment 4 lies beyond 2 blocks of 2 and must be ignored.
+    seg = {
+        "A": [(1, 2), (1, 2), (2, 2), (2, 2), (0, 2)],  # blocks 50, 100
+        "B": [(1, 2), (0, 2), (1, 2), (1, 2), (2, 2)],  # blocks 25, 50
+        "C": [(0, 2), (0, 2), (1, 2), (1, 2), (2, 2)],  # blocks 0, 50
+    }
+    return np.array([[[2, 2, m, t] for m, t in seg[s]] for s in "ABC"], dtype=np.float64)
+
+
+def test_block_protocol_hand_computed():
+    res = block_protocol(_block_stats(), unigram_precision, n_blocks=2, block_size=2, systems=["A", "B", "C"])
+    np.testing.assert_allclose(res.block_scores, [[50, 100], [25, 50], [0, 50]])
+    np.testing.assert_allclose(res.mean, [75, 37.5, 25])
+    np.testing.assert_allclose(res.std, [25 * math.sqrt(2), 12.5 * math.sqrt(2), 25 * math.sqrt(2)])
+    assert res.order == (0, 1, 2)
+    ab, bc = res.pairs
+    # A -> B: differences (-25, -50): mean -37.5, sd 17.68, se 12.5, t = -3 (df 1); B -> C: (-25, 0): t = -1
+    assert (ab.a, ab.b, bc.a, bc.b) == ("A", "B", "B", "C")
+    assert ab.delta == pytest.approx(-37.5) and ab.statistic == pytest.approx(-3.0)
+    assert ab.p_value == pytest.approx(1 - 2 * math.atan(3) / math.pi)
+    assert bc.delta == pytest.approx(-12.5) and bc.statistic == pytest.approx(-1.0)
+    assert bc.p_value == pytest.approx(0.5)
+    ref = sps.ttest_rel([25, 50], [50, 100])
+    assert (ab.statistic, ab.p_value) == pytest.approx((ref.statistic, ref.pvalue))
+    half = sps.t.ppf(0.975, 1) * 12.5
+    assert (ab.ci_low, ab.ci_high) == pytest.approx((-37.5 - half, -37.5 + half))
+    assert ab.test == "block_t"
+    assert [res.systems[i] for i in res.order] == ["A", "B", "C"]
+
+
+def test_block_protocol_order_and_bleu():
+    stats, _ = synthetic(n_segments=45)
+    res = block_protocol(stats, bleu4, n_blocks=4, block_size=10, order=[0, 1, 2, 3, 4, 5])
+    assert res.order == (0, 1, 2, 3, 4, 5)
+    expected = np.array([[bleu4(stats[s, b * 10 : (b + 1) * 10].sum(axis=0)) for b in range(4)] for s in range(6)])
+    np.testing.assert_allclose(res.block_scores, expected)
+    t = sps.ttest_rel(expected[1], expected[0])
+    assert (res.pairs[0].statistic, res.pairs[0].p_value) == pytest.approx((t.statistic, t.pvalue))
+    assert res.pairs[0].a == "0"
+
+
+def test_block_protocol_too_few_segments():
+    with pytest.raises(InputError, match="500 segments"):
+        block_protocol(np.ones((2, 499, 10)), bleu4)
+
+
+def test_block_protocol_identical_systems_no_warning():
+    stats = _block_stats()
+    stats[1] = stats[0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        res = block_protocol(stats, unigram_precision, n_blocks=2, block_size=2)
+    tied = [p for p in res.pairs if p.delta == 0][0]
+    assert math.isnan(tied.statistic) and math.isnan(tied.p_value)
+
+
+# ------------------------------------------------------------------------------------------- ranking agreement
+
+
+def test_ranking_agreement():
+    same = corr.ranking_agreement([30.1, 25.0, 20.3, 10.0], [40.0, 33.0, 31.0, 12.0])
+    assert same.identical_order and same.n_discordant == 0 and same.kendall_tau == pytest.approx(1.0)
+    swapped = corr.ranking_agreement([30.1, 25.0, 20.3, 10.0], [40.0, 30.0, 31.0, np.nan])
+    assert not swapped.identical_order and swapped.n_discordant == 1
+    assert swapped.n == 3 and swapped.n_pairs == 3
+    assert swapped.kendall_tau == pytest.approx(sps.kendalltau([30.1, 25.0, 20.3], [40.0, 30.0, 31.0]).statistic)

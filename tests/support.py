@@ -1,0 +1,160 @@
+"""Helpers shared by the tests (importable as ``support``: ``pythonpath = ["tests"]`` in pyproject.toml).
+
+The real data: the copies the project ships (``harness/data``); ``../shared/data`` too when it exists, so both
+copies are oracle-tested.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+DATA = REPO / "harness" / "data"
+CANDIDATES = [DATA / "wmt21_news_ende", REPO.parent / "shared" / "data" / "wmt21_news_ende"]
+DEMO = CANDIDATES[0]
+DEEN = DATA / "wmt21_news_deen_da"
+BIN = Path(sys.executable).parent
+
+
+def dataset_dirs() -> list[Path]:
+    """Every available copy of the real dataset (both are oracle-tested when both exist)."""
+    return [p for p in CANDIDATES if (p / "refs").is_dir()]
+
+
+def read_lines(path: Path) -> list[str]:
+    """Lines split on '\\n' only, as the harness reads them."""
+    return path.read_text(encoding="utf-8").split("\n")[:-1]
+
+
+def write_lines(path: Path, lines: list[str]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def make_dataset(root: Path, n: int = 30, systems: tuple[str, ...] = ("Nemo", "UEdin", "Online-W"),
+                 refs: tuple[str, ...] = ("ref-C",), human: bool = False) -> Path:
+    """A small dataset folder cut from the demo: the first ``n`` segments of some systems and references
+    (with ``human``, the demo's MQM segment scores of those segments as ``human/seg.tsv``)."""
+    for ref in refs:
+        write_lines(root / "refs" / f"{ref}.txt", read_lines(DEMO / "refs" / f"{ref}.txt")[:n])
+    for name in systems:
+        write_lines(root / "systems" / f"{name}.txt", read_lines(DEMO / "systems" / f"{name}.txt")[:n])
+    if human:
+        rows = ["system\tseg_id\tscore"]
+        for line in read_lines(DEMO / "human" / "seg.tsv")[1:]:
+            system, seg, score = line.split("\t")
+            if system in systems and int(seg) < n:
+                rows.append(line)
+        write_lines(root / "human" / "seg.tsv", rows)
+    return root
+
+
+def executable(name: str) -> str:
+    return shutil.which(name) or str(BIN / name)
+
+
+def run_harness(cwd: Path, *args: str, check: bool = True, timeout: int = 600,
+                env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """The ``harness`` command in ``cwd`` (a fresh working directory: ``runs/`` lands there)."""
+    full_env = {**os.environ, "HYDRA_FULL_ERROR": "0", **(env or {})}
+    full_env.pop("MLFLOW_TRACKING_URI", None)
+    proc = subprocess.run([executable("harness"), *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=timeout, env=full_env)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"harness {' '.join(args)} exited {proc.returncode}\n{proc.stdout}\n{proc.stderr}")
+    return proc
+
+
+def job_folder(cwd: Path, experiment: str) -> Path:
+    """The one job folder under ``runs/<experiment>/``."""
+    found = [p for p in (cwd / "runs" / experiment).iterdir() if p.is_dir() and not p.name.startswith(".")]
+    assert len(found) == 1, found
+    return found[0]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class MlflowServer:
+    """A real ``mlflow server`` on 127.0.0.1, started in its own session and stopped by its process group."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.port = free_port()
+        self.uri = f"http://127.0.0.1:{self.port}"
+        self.proc: subprocess.Popen | None = None
+
+    def start(self) -> MlflowServer:
+        self.root.mkdir(parents=True, exist_ok=True)
+        cmd = [executable("mlflow"), "server", "--host", "127.0.0.1", "--port", str(self.port),
+               "--backend-store-uri", f"sqlite:///{self.root / 'server.db'}",
+               "--artifacts-destination", str(self.root / "artifacts"), "--workers", "1"]
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=open(self.root / "server.log", "w"),
+                                     start_new_session=True)
+        deadline = time.time() + 120
+        while time.time() < deadline:
+            try:
+                with urllib.request.urlopen(self.uri + "/health", timeout=2) as resp:
+                    if resp.status == 200:
+                        return self
+            except OSError:
+                time.sleep(0.3)
+            if self.proc.poll() is not None:
+                break
+        self.stop()
+        raise RuntimeError(f"mlflow server did not start: {(self.root / 'server.log').read_text()[-2000:]}")
+
+    def stop(self) -> None:
+        if self.proc is None:
+            return
+        try:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+            self.proc.wait(timeout=30)
+        except (ProcessLookupError, subprocess.TimeoutExpired):
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        self.proc = None
+
+
+CONF = REPO / "conf"
+
+
+def bleu_config(*names: str) -> dict:
+    """The ``bleu`` node of a composed config for shipped variants (``conf/bleu/NAME.yaml``)."""
+    from omegaconf import OmegaConf
+
+    return {n: OmegaConf.to_container(OmegaConf.load(CONF / "bleu" / f"{n}.yaml")) for n in names}
+
+
+def base_config(tmp_path: Path, bleu: tuple[str, ...] | list[str] = ("sacrebleu",), **overrides) -> dict:
+    """A composed job config as plain containers, without Hydra: the schema's defaults, the given variants, no
+    tracking, ``runs_dir`` under ``tmp_path``, the demo dataset; ``overrides`` replace top-level keys (dicts are
+    merged one level deep)."""
+    from dataclasses import asdict
+
+    from harness.job.config import HarnessConfig
+
+    cfg = asdict(HarnessConfig())
+    cfg.update(experiment_name="test", runs_dir=str(tmp_path / "runs"), tracking=False, progress=False,
+               bleu=bleu_config(*bleu))
+    cfg["dataset"]["root"] = str(DEMO)
+    for key, value in overrides.items():
+        if isinstance(value, dict) and isinstance(cfg.get(key), dict):
+            cfg[key] = {**cfg[key], **value}
+        else:
+            cfg[key] = value
+    return cfg

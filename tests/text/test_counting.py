@@ -1,0 +1,144 @@
+"""Counting, both paths (the numba kernel and numpy, chosen by argument), against a transparent Counter-based
+definition; the statistics' reference-length rules."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from harness.core.stats import SegmentStats, effective_ref_len
+from harness.text import counting
+from harness.text.counting import count_statistics, encode_references
+
+PATHS = [pytest.param(True, id="compiled"), pytest.param(False, id="numpy")]
+
+
+def compute_statistics(hyps, streams, order=4, compiled=None):
+    return count_statistics(hyps, encode_references(streams), order, compiled)
+
+
+def reference_counts(hyp: list[str], refs: list[list[str] | None], order: int) -> tuple[list[int], list[int]]:
+    """Papineni et al. 2002 section 2.1, written the obvious way: clip by the max count over present refs."""
+    matches, totals = [], []
+    for n in range(1, order + 1):
+        grams = Counter(tuple(hyp[i : i + n]) for i in range(len(hyp) - n + 1))
+        best: Counter = Counter()
+        for ref in refs:
+            if ref is not None:
+                best |= Counter(tuple(ref[i : i + n]) for i in range(len(ref) - n + 1))
+        matches.append(sum(min(c, best[g]) for g, c in grams.items()))
+        totals.append(max(0, len(hyp) - n + 1))
+    return matches, totals
+
+
+words = st.lists(st.sampled_from(["a", "b", "c", "the", "cat", "Cat", "."]), max_size=12)
+segment = st.tuples(words, st.lists(st.one_of(st.none(), words), min_size=1, max_size=4))
+
+
+def build(segments: list) -> tuple[list, list]:
+    """(hyps, ref streams) with every segment padded to the same number of reference slots."""
+    n_refs = max(len(r) for _, r in segments)
+    hyps = [h for h, _ in segments]
+    streams = [[(r[k] if k < len(r) else None) for _, r in segments] for k in range(n_refs)]
+    for i, (_, r) in enumerate(segments):  # a segment needs at least one reference
+        if all(s[i] is None for s in streams):
+            streams[0][i] = []
+    return hyps, streams
+
+
+@pytest.mark.parametrize("compiled", PATHS)
+@settings(max_examples=150, deadline=None)
+@given(st.lists(segment, min_size=1, max_size=8), st.integers(1, 6))
+def test_kernel_equals_counter_definition(compiled, segments, order):
+    hyps, streams = build(segments)
+    got = compute_statistics(hyps, streams, order, compiled)
+    for i, hyp in enumerate(hyps):
+        refs = [s[i] for s in streams]
+        m, t = reference_counts(hyp, refs, order)
+        assert got.matches[i].tolist() == m
+        assert got.totals[i].tolist() == t
+        assert got.hyp_len[i] == len(hyp)
+        assert got.ref_lens[i].tolist() == [-1 if r is None else len(r) for r in refs]
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(segment, min_size=2, max_size=10), st.data())
+def test_statistics_are_additive_over_splits(segments, data):
+    hyps, streams = build(segments)
+    cut = data.draw(st.integers(1, len(hyps) - 1))
+    whole = compute_statistics(hyps, streams)
+    parts = SegmentStats.concat([compute_statistics(hyps[:cut], [s[:cut] for s in streams]),
+                                 compute_statistics(hyps[cut:], [s[cut:] for s in streams])])
+    for field in ("hyp_len", "ref_lens", "matches", "totals"):
+        assert np.array_equal(getattr(whole, field), getattr(parts, field))
+    assert np.array_equal(whole.matrix().sum(0), parts.matrix().sum(0))
+
+
+def test_parallel_path_equals_serial(monkeypatch, wmt21):
+    hyps = [h.split() for h in wmt21["systems"]["Nemo"]] * 8
+    refs = [[r.split() for r in lines] * 8 for lines in wmt21["refs"].values()]
+    serial = compute_statistics(hyps, refs, compiled=True)
+    monkeypatch.setattr(counting, "_PARALLEL_MIN_SEGMENTS", 100)
+    parallel = compute_statistics(hyps, refs, compiled=True)
+    assert np.array_equal(serial.matches, parallel.matches)
+    assert np.array_equal(serial.totals, parallel.totals)
+
+
+@pytest.mark.parametrize("compiled", PATHS)
+def test_unknown_hypothesis_tokens_never_match(compiled):
+    got = compute_statistics([["x", "y", "x", "y"]], [[["a", "b"]]], 2, compiled)
+    assert got.matches[0].tolist() == [0, 0]
+    assert got.totals[0].tolist() == [4, 3]
+
+
+@pytest.mark.parametrize("compiled", PATHS)
+def test_long_segments_and_repeated_ngrams(compiled):
+    hyp = ["a"] * 500 + ["b"] * 300
+    ref = ["a"] * 200 + ["b"] * 400
+    got = compute_statistics([hyp], [[ref]], 3, compiled)
+    assert got.matches[0].tolist() == reference_counts(hyp, [ref], 3)[0]
+
+
+def test_ref_length_rules():
+    hyp_len = np.array([5, 5, 5, 0])
+    ref_lens = np.array([[4, 6, -1], [7, 3, 8], [-1, 9, -1], [0, 2, 2]])
+    # closest: ties go to the shorter reference (4 and 6 are both 1 away from 5)
+    assert effective_ref_len(hyp_len, ref_lens, "closest").tolist() == [4, 3, 9, 0]  # 7 and 3 tie: 3
+    assert effective_ref_len(hyp_len, ref_lens, "shortest").tolist() == [4, 3, 9, 0]
+    assert effective_ref_len(hyp_len, ref_lens, "average").tolist() == [5, 6, 9, 4 / 3]
+
+
+def test_unknown_rule_lists_choices():
+    with pytest.raises(ValueError, match="closest, shortest, average"):
+        effective_ref_len(np.array([1]), np.array([[1]]), "longest")
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(segment, min_size=1, max_size=8), st.integers(1, 6))
+def test_numpy_path_equals_numba_kernel(segments, order):
+    hyps, streams = build(segments)
+    refs = counting.encode_references(streams)
+    h_ids, h_off = counting.encode_hypotheses(hyps, refs.vocab)
+    m1, t1 = counting.count_numpy(h_ids, h_off, refs, order)
+    m2, t2 = counting._count_numba(h_ids, h_off, refs, order)
+    assert np.array_equal(m1, m2) and np.array_equal(t1, t2)
+
+
+def test_both_paths_on_real_data(wmt21):
+    hyps = [h.split() for h in wmt21["systems"]["UEdin"]]
+    refs = [[r.split() for r in lines] for lines in wmt21["refs"].values()]
+    small = compute_statistics(hyps, refs, compiled=False)
+    big = compute_statistics(hyps, refs, compiled=True)
+    assert np.array_equal(small.matches, big.matches) and np.array_equal(small.totals, big.totals)
+
+
+def test_the_path_is_decided_by_size_not_by_history():
+    assert counting.use_compiled(10) is False and counting.use_compiled(10, compiled=True) is True
+    assert counting.use_compiled(counting._NUMBA_MIN_TOKENS) is True
+    assert counting.use_compiled(counting._NUMBA_MIN_TOKENS, compiled=False) is False
+    counting.kernel()  # loading the kernel changes nothing about later decisions
+    assert counting.use_compiled(10) is False
