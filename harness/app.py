@@ -95,9 +95,6 @@ def task(cfg: Any) -> float | None:
     multirun = hc.mode == RunMode.MULTIRUN
     overrides = [str(o) for o in hc.overrides.task]
     label = " ".join(overrides) or "(no overrides)"
-    if cfg.get("verbose"):
-        for name in ("mlflow", "alembic"):
-            logging.getLogger(name).setLevel(logging.INFO)
     try:
         container = OmegaConf.to_container(cfg, resolve=True)
         config_yaml = OmegaConf.to_yaml(cfg, resolve=True)

@@ -23,7 +23,7 @@ from .job.analysis import analyse
 from .job.dataset import refset_name
 from .job.files import atomic_write
 from .job.folder import PENDING, JobFolder
-from .job.inputs import dataset_name, layout_of, load_inputs
+from .job.inputs import check_selection, dataset_name, layout_of, load_inputs
 from .job.result import JobResult
 from .job.spec import JobSpec, identity_digest
 from .job.statistics import StatisticsCache, blocks, compute_statistics
@@ -82,6 +82,7 @@ def run_job(spec: JobSpec, config_yaml: str = "", out: TextIO | None = None) -> 
         check_usable(str(variant.options.tokenize))
     progress = Progress(spec.progress)
     layout = layout_of(spec)
+    check_selection(spec, layout)
     experiment = spec.experiment_for(dataset_name(spec, layout))
     folder = JobFolder(spec.folder(experiment), job=f"{experiment}/{spec.job_name}")
     with folder.held(layout.inputs() if layout is not None else _explicit_inputs(spec)):
@@ -118,19 +119,12 @@ def run_job(spec: JobSpec, config_yaml: str = "", out: TextIO | None = None) -> 
 
 def track(result: JobResult, folder: Path, job_key: str, progress: Progress) -> tuple[str | None, Any]:
     """Log the published job to MLflow; on failure write ``tracking_pending.json`` and return the error."""
-    from .sinks.mlflow import build_payload, configure_client, log_job, terminate_on_sigterm
+    from .sinks.mlflow import SMALL_TABLES, build_payload, configure_client, log_job, terminate_on_sigterm
 
     spec = result.spec
     uri = str(spec.tracking_uri)
-    configure_client(spec.tracking_retries, spec.tracking_timeout)
-    tables = {}
-    for name, tab in build_tables(result).items():
-        if name in ("system_scores", "correlations", "significance"):
-            frame = tab.to_pandas()
-            for col in frame.columns:  # MLflow's JSON tables hold plain values
-                if frame[col].dtype == object:
-                    frame[col] = frame[col].map(lambda v: list(v) if hasattr(v, "tolist") else v)
-            tables[name] = frame
+    configure_client(spec.tracking_retries, spec.tracking_timeout, spec.verbose)
+    tables = {name: tab.to_pydict() for name, tab in build_tables(result).items() if name in SMALL_TABLES}
     payload = build_payload(result, job_key, tables)
     artifacts = sorted(p for p in folder.iterdir() if p.is_file() and not p.name.startswith("."))
     try:

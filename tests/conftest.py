@@ -37,8 +37,12 @@ def migrated_store(tmp_path_factory) -> Path:
     """A SQLite MLflow store created and migrated once (1-2 s); tests copy it instead of migrating again."""
     from harness.sinks.mlflow import prepare_store
 
+    import sqlite3
+
     root = tmp_path_factory.mktemp("store")
     prepare_store(f"sqlite:///{root / 'mlflow.db'}", "template", root)
+    with sqlite3.connect(root / "mlflow.db") as db:  # WAL mode: fold the log into the file before copying it
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     return root / "mlflow.db"
 
 
@@ -49,3 +53,13 @@ def runs_with_store(tmp_path, migrated_store) -> Path:
     runs.mkdir()
     shutil.copy(migrated_store, runs / "mlflow.db")
     return runs
+
+
+@pytest.fixture(scope="session")
+def small_dataset(tmp_path_factory) -> Path:
+    """A small dataset folder cut from the demo: 30 segments, 3 MT systems and the human translation ref-A,
+    references ref-C and ref-D, the MQM segment scores of those segments."""
+    from support import make_dataset
+
+    return make_dataset(tmp_path_factory.mktemp("small") / "small", n=30,
+                        systems=("Nemo", "UEdin", "Online-W", "ref-A"), refs=("ref-C", "ref-D"), human=True)

@@ -48,6 +48,8 @@ def make_dataset(root: Path, n: int = 30, systems: tuple[str, ...] = ("Nemo", "U
         write_lines(root / "refs" / f"{ref}.txt", read_lines(DEMO / "refs" / f"{ref}.txt")[:n])
     for name in systems:
         write_lines(root / "systems" / f"{name}.txt", read_lines(DEMO / "systems" / f"{name}.txt")[:n])
+    if "ref-A" in systems:  # the demo's human translation
+        (root / "meta.json").write_text('{"human_systems": ["ref-A"]}\n', encoding="utf-8")
     if human:
         rows = ["system\tseg_id\tscore"]
         for line in read_lines(DEMO / "human" / "seg.tsv")[1:]:

@@ -545,7 +545,7 @@ def _segment_resampled_values(
     counts: FloatArray,
 ) -> FloatArray:
     """Segment-level correlation on every segment resample ``counts[B, n]`` -> ``[B]``."""
-    n = metric.shape[1]
+
     if grouping == "item" or method == "kendall_like":
         # Per-segment quantities do not change under resampling: each resample is a count-weighted sum of them
         # (exactly the value computed on the resample with its repeated columns).
@@ -563,15 +563,71 @@ def _segment_resampled_values(
         used = counts @ ok.astype(np.float64)
         with np.errstate(invalid="ignore", divide="ignore"):
             return np.where(used > 0, (counts @ np.where(ok, per_item, 0.0)) / used, np.nan)
-    # Pooled pearson/spearman/kendall: recompute on the resampled columns, a chunk of resamples at a time.
+    return _pooled_resampled(method, metric, human, counts)
+
+
+def _pooled_resampled(method: str, metric: FloatArray, human: FloatArray, counts: FloatArray) -> FloatArray:
+    """Pooled (``grouping='none'``) Pearson / Spearman / Kendall tau-b on every segment resample ``counts[B, n]``,
+    from weights: an item (a valid system x segment pair) occurs in resample ``b`` as often as its segment does,
+    ``counts[b, segment]``. Weighted moments give Pearson; weighted average ranks (the rank a value has in the
+    resample with its repeated items) give Spearman; a compiled weighted tau-b gives Kendall. The same values as
+    recomputing scipy's statistics on each resample's repeated arrays, without building them."""
+    valid = ~(np.isnan(metric) | np.isnan(human))
+    seg = np.nonzero(valid)[1]
+    x, y = metric[valid], human[valid]
     out = np.empty(counts.shape[0])
-    cols = np.arange(n)
-    for sl in _chunks(counts.shape[0], metric.size):
-        # Rebuild index lists from counts (np.repeat) so that ranks see the repeated segments, as a real resample.
-        idx = np.stack([np.repeat(cols, c.astype(np.int64)) for c in counts[sl]])  # [b, n]
-        out[sl] = _matrix_values(method, "none", np.moveaxis(metric[:, idx], 1, 0), human[:, idx].transpose(1, 0, 2),
-                                 threshold)
+    if x.size < _MIN_PAIRS:
+        out[:] = np.nan
+        return out
+    for sl in _chunks(counts.shape[0], x.size):
+        w = counts[sl][:, seg]  # [b, items]
+        if method == "kendall":
+            out[sl] = _weighted_kendall(x, y, w)
+        elif method == "spearman":
+            out[sl] = _weighted_pearson(_weighted_ranks(x, w), _weighted_ranks(y, w), w)
+        else:
+            out[sl] = _weighted_pearson(np.broadcast_to(x, w.shape), np.broadcast_to(y, w.shape), w)
     return out
+
+
+def _weighted_pearson(x: FloatArray, y: FloatArray, w: FloatArray) -> FloatArray:
+    """Pearson r per row of weights ``w[b, k]`` over items ``x[b, k]``, ``y[b, k]`` (NaN where undefined)."""
+    total = w.sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        dx = x - ((w * x).sum(axis=1) / total)[:, None]
+        dy = y - ((w * y).sum(axis=1) / total)[:, None]
+        sxy, sxx, syy = (w * dx * dy).sum(axis=1), (w * dx * dx).sum(axis=1), (w * dy * dy).sum(axis=1)
+        r = np.clip(sxy / np.sqrt(sxx * syy), -1.0, 1.0)
+    constant = (sxx <= 0) | (syy <= 0) | (np.count_nonzero(w, axis=1) < 2) | (total < _MIN_PAIRS)
+    return np.where(constant, np.nan, r)
+
+
+def _weighted_ranks(v: FloatArray, w: FloatArray) -> FloatArray:
+    """Average ranks (scipy's ``rankdata``) of every item in every resample, ``[b, k]``: the weight of the
+    smaller values plus (the weight of the equal ones + 1) / 2."""
+    order = np.argsort(v, kind="stable")
+    vs = v[order]
+    first = np.r_[True, vs[1:] != vs[:-1]]
+    group = np.cumsum(first) - 1  # group of each sorted item
+    starts = np.flatnonzero(first)
+    g_weight = np.add.reduceat(w[:, order], starts, axis=1)  # [b, groups]
+    before = np.cumsum(g_weight, axis=1) - g_weight
+    ranks_g = before + (g_weight + 1.0) / 2.0
+    out = np.empty(w.shape)
+    out[:, order] = ranks_g[:, group]
+    return out
+
+
+def _weighted_kendall(x: FloatArray, y: FloatArray, w: FloatArray) -> FloatArray:
+    from ._kendall_kernel import weighted_tau_b
+
+    order = np.lexsort((y, x))  # by x, then y
+    xs, ys = x[order], y[order]
+    starts = np.flatnonzero(np.r_[True, xs[1:] != xs[:-1], True]).astype(np.int64)
+    y_rank = np.unique(ys, return_inverse=True)[1].astype(np.int64)
+    n_y = int(y_rank.max()) + 1 if y_rank.size else 0
+    tau = weighted_tau_b(y_rank, n_y, starts, np.ascontiguousarray(w[:, order], dtype=np.float64))
+    return np.clip(tau, -1.0, 1.0)
 
 
 def bootstrap_segment_correlation(

@@ -38,15 +38,24 @@ def _pyplot() -> Any:
     return plt
 
 
+def _freeze_layout(fig: Any) -> Any:
+    """Lay the figure out once (constrained layout, one draw) and keep that layout for every later draw; returns
+    the renderer, for placing labels in the final display coordinates."""
+    fig.canvas.draw()
+    fig.set_layout_engine("none")
+    return fig.canvas.get_renderer()
+
+
 def _save(fig: Any, folder: Path, stem: str) -> list[str]:
-    """``stem.png`` (200 dpi) and ``stem.pdf``, written atomically; returns their names."""
+    """``stem.png`` (200 dpi) and ``stem.pdf``, written atomically; returns their names. The layout is the one
+    frozen by :func:`_freeze_layout` (one draw per format)."""
     import io
 
     plt = _pyplot()
     names = []
     for ext in ("png", "pdf"):
         buffer = io.BytesIO()
-        fig.savefig(buffer, format=ext, dpi=DPI, bbox_inches="tight")
+        fig.savefig(buffer, format=ext, dpi=DPI)
         atomic_write(folder / f"{stem}.{ext}", buffer.getvalue())
         names.append(f"{stem}.{ext}")
     plt.close(fig)
@@ -77,7 +86,8 @@ def bleu_by_system(result: JobResult, folder: Path) -> list[str]:
     colour = {v.name: OKABE_ITO[i % len(OKABE_ITO)] for i, v in enumerate(variants)}
     marker = {v.name: MARKERS[i % len(MARKERS)] for i, v in enumerate(variants)}
     height = max(2.2, 0.32 * len(systems) + 0.9)
-    fig, axes = plt.subplots(1, len(families), figsize=(3.6 * len(families) + 1.4, height), squeeze=False)
+    fig, axes = plt.subplots(1, len(families), figsize=(3.6 * len(families) + 1.4, height), squeeze=False,
+                             layout="constrained")
     for ax, (fam, vs) in zip(axes[0], families.items()):
         key = vs[0].name
         order = sorted(systems, key=lambda s: cells[(s, key)].score.score)  # best on top
@@ -106,20 +116,18 @@ def bleu_by_system(result: JobResult, folder: Path) -> list[str]:
             if lab not in labels:
                 handles.append(h)
                 labels.append(lab)
-    fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=min(6, len(labels)),
-               frameon=False, title=f"variant (references {full}; bars: 95% bootstrap interval)")
-    fig.suptitle(f"BLEU per system, {result.dataset}", y=1.0)
-    fig.tight_layout()
+    fig.legend(handles, labels, loc="outside lower center", ncol=min(6, len(labels)), frameon=False,
+               title=f"variant (references {full}; bars: 95% bootstrap interval)")
+    fig.suptitle(f"BLEU per system, {result.dataset}")
+    _freeze_layout(fig)
     return _save(fig, folder, "bleu_by_system")
 
 
-def place_labels(ax: Any, xs: Sequence[float], ys: Sequence[float], texts: Sequence[str], fontsize: float = 6.5
-                 ) -> None:
+def place_labels(ax: Any, xs: Sequence[float], ys: Sequence[float], texts: Sequence[str], renderer: Any,
+                 fontsize: float = 6.5) -> None:
     """Labels beside their points, moved apart vertically until no label overlaps another label or a marker
-    (greedy, in display coordinates), with a thin line back to the point when moved."""
-    fig = ax.figure
-    fig.canvas.draw()
-    renderer = fig.canvas.get_renderer()
+    (greedy, in display coordinates), with a thin line back to the point when moved. Call it after the figure's
+    layout is final (the display coordinates must be those of the saved figure)."""
     trans = ax.transData
     pts = trans.transform(np.column_stack([xs, ys]))
     order = np.argsort(pts[:, 1])
@@ -164,9 +172,11 @@ def bleu_vs_human(result: JobResult, folder: Path) -> list[str]:
             continue
         ncol = min(4, len(variants))
         nrow = math.ceil(len(variants) / ncol)
-        fig, axes = plt.subplots(nrow, ncol, figsize=(3.3 * ncol, 2.9 * nrow), squeeze=False, sharey=True)
+        fig, axes = plt.subplots(nrow, ncol, figsize=(3.3 * ncol, 2.9 * nrow + 0.6), squeeze=False, sharey=True,
+                                 layout="constrained")
         for ax in axes.ravel()[len(variants):]:
             ax.set_visible(False)
+        points = []
         for k, (ax, v) in enumerate(zip(axes.ravel(), variants)):
             cells = [c for c in result.cells_of(full, v.name) if c.system.label in h.sys]
             x = np.array([c.score.score for c in cells])
@@ -191,11 +201,15 @@ def bleu_vs_human(result: JobResult, folder: Path) -> list[str]:
             ax.grid(alpha=0.3)
             pad = 0.25 * (np.ptp(x) or 1.0)
             ax.set_xlim(x.min() - pad, x.max() + pad)
-            place_labels(ax, x, y, [c.system.label for c in cells])
+            ypad = 0.08 * (np.ptp(y) or 1.0)
+            ax.set_ylim(min(ax.get_ylim()[0], y.min() - ypad), max(ax.get_ylim()[1], y.max() + ypad))
+            points.append((ax, x, y, [c.system.label for c in cells]))
         handles, labels = axes[0][0].get_legend_handles_labels()
-        fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=3, frameon=False)
+        fig.legend(handles, labels, loc="outside lower center", ncol=3, frameon=False)
         fig.suptitle(f"BLEU vs human judgments ({h.name}), {result.dataset}, references {full}")
-        fig.tight_layout()
+        renderer = _freeze_layout(fig)  # labels are placed in the final display coordinates
+        for ax, x, y, text in points:
+            place_labels(ax, x, y, text, renderer)
         names += _save(fig, folder, f"bleu_vs_human_{human.name}")
     return names
 
@@ -207,7 +221,7 @@ def blocks(result: JobResult, folder: Path) -> list[str]:
     variants = list(dict.fromkeys(b.variant for b in result.blocks))[:3]
     first = [b for b in result.blocks if b.variant == variants[0]]
     order = [b.system.label for b in first]
-    fig, ax = plt.subplots(figsize=(5.5, max(2.2, 0.32 * len(order) + 0.9)))
+    fig, ax = plt.subplots(figsize=(6.5, max(2.2, 0.32 * len(order) + 0.9)), layout="constrained")
     offsets = np.linspace(-0.2, 0.2, len(variants)) if len(variants) > 1 else [0.0]
     for i, (off, v) in enumerate(zip(offsets, variants)):
         rows = {b.system.label: b for b in result.blocks if b.variant == v}
@@ -219,7 +233,7 @@ def blocks(result: JobResult, folder: Path) -> list[str]:
     ax.grid(axis="x", alpha=0.3)
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     ax.set_title("The paper's block protocol")
-    fig.tight_layout()
+    _freeze_layout(fig)
     return _save(fig, folder, "blocks")
 
 

@@ -14,7 +14,7 @@ from typing import Mapping
 
 from ..errors import ConfigError, InputError
 from ..text.reading import TextFile, check_parallel, read_text, safe_name
-from .dataset import DatasetLayout, load_dataset, read_layout, refset_name
+from .dataset import DatasetLayout, choose_refs, choose_systems, load_dataset, read_layout, refset_name
 from .human import HumanScores, read_human_tsv
 from .spec import JobSpec, parse_refsets
 
@@ -91,6 +91,21 @@ def dataset_name(spec: JobSpec, layout: DatasetLayout | None) -> str:
     if spec.dataset_name is not None:
         return spec.dataset_name
     return layout.name if layout is not None else "custom"
+
+
+def check_selection(spec: JobSpec, layout: DatasetLayout | None) -> None:
+    """What a job selects from its dataset folder must be there (references, systems, reference sets, the human
+    kind): checked from the layout alone, before the job's folder is claimed or any text is read."""
+    if layout is None:
+        return
+    refs = choose_refs(layout, spec.refs)
+    choose_systems(layout, spec.systems)
+    if not spec.refset_paths:
+        parse_refsets(spec.refsets, refs)
+    kinds = [k.name for k in layout.human_kinds]
+    if spec.human.select not in ("all", "none", "files") and spec.human.select not in kinds:
+        raise ConfigError("human", f"the dataset has no human scores of kind {spec.human.select!r}",
+                          ["all", "none", *kinds], got=spec.human.select)
 
 
 def load_inputs(spec: JobSpec, layout: DatasetLayout | None) -> Inputs:

@@ -6,9 +6,10 @@ variant; each job recorded once.
   race on the schema migration. The experiment is tagged ``mlflow.experimentKind = custom_model_development``,
   so MLflow's UI opens on its runs (not on the GenAI overview).
 - **Once per job.** A job's identity is a hash of its meaningful config and its input hashes (tag
-  ``harness.job_key``). After a job is logged, earlier records of the same identity are deleted (MLflow's soft
-  delete: ``search_runs`` no longer finds them), so an experiment holds one parent and N nested runs per job; a
-  job that changed gets a new record. Children stay RUNNING until the whole job is logged, then all finish; a
+  ``harness.job_key``). A rerun of an identical job *reuses* its complete earlier record (the numbers are the
+  same; only the artifacts are replaced); a record left incomplete is replaced by a new one, and earlier records
+  of the same identity are deleted (MLflow's soft delete: ``search_runs`` no longer finds them), so an experiment
+  holds one parent and N nested runs per job; a job that changed gets a new record. Children stay RUNNING until the whole job is logged, then all finish; a
   failure marks the parent and its children FAILED (KILLED on Ctrl-C or SIGTERM). Parents left RUNNING by a dead
   process (same host, pid gone; or the same job, whose folder lock we now hold) are marked KILLED, with their
   children, by the next job that sees them.
@@ -37,6 +38,7 @@ import socket
 import threading
 import time
 import urllib.request
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence
@@ -62,15 +64,18 @@ def artifact_root(uri: str, runs_dir: Path) -> str | None:
     return (runs_dir.resolve() / "mlartifacts").as_uri() if uri.startswith("sqlite:") else None
 
 
-def configure_client(retries: int, timeout: int) -> None:
+def configure_client(retries: int, timeout: int, verbose: bool = False) -> None:
     """Bounded HTTP retries, so an unreachable server fails in seconds, not minutes (MLflow's default: 7 retries,
-    backoff factor 2, 120 s timeout); MLflow's and alembic's own logs at WARNING."""
+    backoff factor 2, 120 s timeout); MLflow's and alembic's own logs at WARNING unless ``verbose`` (MLflow sets
+    its loggers up when imported, from ``MLFLOW_LOGGING_LEVEL``)."""
     os.environ.setdefault("MLFLOW_HTTP_REQUEST_MAX_RETRIES", str(retries))
     os.environ.setdefault("MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR", "1")
     os.environ.setdefault("MLFLOW_HTTP_REQUEST_TIMEOUT", str(timeout))
     os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")
-    for name in ("mlflow", "alembic", "alembic.runtime.migration"):
-        logging.getLogger(name).setLevel(logging.WARNING)
+    level = "INFO" if verbose else "WARNING"
+    os.environ.setdefault("MLFLOW_LOGGING_LEVEL", level)
+    for name in ("mlflow", "alembic"):
+        logging.getLogger(name).setLevel(level)
 
 
 def check_server(uri: str, timeout: float = 5.0) -> None:
@@ -336,15 +341,53 @@ def delete_earlier_records(client: Any, exp_id: str, job_key: str, keep: str) ->
     return n
 
 
+def complete_record(client: Any, exp_id: str, payload: JobPayload) -> str | None:
+    """The parent run of an earlier, completely logged run of this very job (FINISHED, with all its nested runs
+    FINISHED), or None."""
+    for run in _search(client, exp_id, f"tags.`harness.job_key` = '{payload.key}' and attributes.status = 'FINISHED'"):
+        if "mlflow.parentRunId" in run.data.tags:
+            continue
+        children = _children(client, exp_id, run.info.run_id)
+        names = sorted(c.info.run_name for c in children if c.info.status == "FINISHED")
+        if len(children) == len(payload.runs) and names == sorted(r.name for r in payload.runs):
+            return str(run.info.run_id)
+    return None
+
+
+def _log_artifacts(client: Any, parent_id: str, artifacts: Sequence[Path], tables: Mapping[str, Any]) -> None:
+    for path in artifacts:
+        if path.is_dir():
+            client.log_artifacts(parent_id, str(path), artifact_path=path.name)
+        elif path.exists():
+            client.log_artifact(parent_id, str(path))
+    with warnings.catch_warnings():  # pandas' deprecation notes from inside MLflow's table conversion
+        warnings.simplefilter("ignore")
+        for name, frame in tables.items():
+            client.log_table(parent_id, frame, f"tables/{name}.json")
+
+
 def log_job(uri: str, runs_dir: Path, payload: JobPayload, artifacts: Sequence[Path], progress: Any = None) -> str:
-    """Log one job (see the module docstring); returns the parent run id. Raises :class:`TrackingError`, having
-    marked what it created FAILED (KILLED on interruption), never left RUNNING or FINISHED."""
+    """Log one job (see the module docstring); returns the parent run id.
+
+    An identical job logged completely before is *reused*: its record already holds these numbers (same config,
+    same inputs, same seed), so only the artifacts are replaced with this generation's; any other record of the
+    job is deleted. Otherwise the job is logged anew and earlier records of it are deleted afterwards. Raises
+    :class:`TrackingError`, having marked what it created FAILED (KILLED on interruption), never RUNNING or
+    FINISHED."""
     exp_id = prepare_store(uri, payload.experiment, runs_dir)
     client = _client(uri)
     parent_id = None
     created: list[str] = []
     try:
         mark_dead_parents(client, exp_id, payload.key)
+        reused = complete_record(client, exp_id, payload)
+        if reused is not None:
+            _log_artifacts(client, reused, artifacts, payload.tables)
+            client.set_tag(reused, "harness.reused_at", time.strftime("%Y-%m-%dT%H:%M:%S"))
+            if progress is not None:
+                progress.update(len(payload.runs))
+            delete_earlier_records(client, exp_id, payload.key, reused)
+            return reused
         ts = int(time.time() * 1000)
         parent = client.create_run(exp_id, run_name=payload.name, tags={
             **payload.tags, "harness.pid": str(os.getpid()), "harness.host": socket.gethostname()})
@@ -358,13 +401,7 @@ def log_job(uri: str, runs_dir: Path, payload: JobPayload, artifacts: Sequence[P
                              params=_params(run.params), tags=_tags(run.tags))
             if progress is not None:
                 progress.update(1)
-        for path in artifacts:
-            if path.is_dir():
-                client.log_artifacts(parent_id, str(path), artifact_path=path.name)
-            elif path.exists():
-                client.log_artifact(parent_id, str(path))
-        for name, frame in payload.tables.items():
-            client.log_table(parent_id, frame, f"tables/{name}.json")
+        _log_artifacts(client, parent_id, artifacts, payload.tables)
         for run_id in created:
             client.set_terminated(run_id, "FINISHED")
         client.set_terminated(parent_id, "FINISHED")
