@@ -1,164 +1,294 @@
-"""Reliability: bad input stops the job before any work with one line; crashes never leave a table that looks
-complete or a run marked FINISHED; reruns finish the work without duplicates; the same config gives the same
-bytes."""
+"""Trust under faults, each fault produced for real: a job killed with SIGKILL at a chosen point, a full disk (a
+tiny tmpfs), a read-only folder, several jobs started together on one folder or one new MLflow store, a job
+killed while logging to MLflow. Where the machine cannot produce a fault (mounting needs root), the test says so
+and skips."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
 import pandas as pd
-import pyarrow.parquet as pq
 import pytest
 
-from support import CANDIDATES, read_lines
-from test_app import mlflow_server, nested_runs, run_harness  # noqa: F401  (fixture reused)
+from harness.job.folder import MANIFEST, STATUS, verified_files
+
+from support import executable, job_folder, make_dataset, read_lines, run_harness, write_lines
 
 pytestmark = pytest.mark.slow
-DATA = CANDIDATES[0]
+
+BASE = ("bleu=sacrebleu", "n_samples=50", "experiment_name=faults")
 
 
-def make_dataset(root: Path, n: int = 30, systems=("Nemo", "UEdin", "Online-W")) -> Path:
-    (root / "refs").mkdir(parents=True)
-    (root / "systems").mkdir()
-    (root / "refs" / "ref-C.txt").write_text("\n".join(read_lines(DATA / "refs" / "ref-C.txt")[:n]) + "\n",
-                                             encoding="utf-8")
-    for name in systems:
-        lines = read_lines(DATA / "systems" / f"{name}.txt")[:n]
-        (root / "systems" / f"{name}.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return root
+def harness_on(cwd: Path, ds: Path, *args: str, check: bool = False, env: dict | None = None):
+    return run_harness(cwd, f"dataset.root={ds}", *BASE, "tracking=false", *args, check=check, env=env)
 
 
-def harness_on(tmp_path: Path, ds: Path, *args: str, check: bool = False):
-    return run_harness(tmp_path, f"dataset.root={ds}", "bleu=sacrebleu", "tracking=false", "n_samples=50", *args,
-                       check=check)
-
-
-@pytest.mark.parametrize("damage,expect", [
-    (lambda p: p.write_bytes(p.read_bytes().replace(b"\n", b"\x00", 1)), "U+0000"),
-    (lambda p: p.write_bytes(p.read_bytes()[:20] + b"\xc3\x28" + p.read_bytes()[20:]), "invalid UTF-8"),
-    (lambda p: p.write_bytes(b""), "empty"),
-    (lambda p: p.write_text("\n".join(p.read_text(encoding="utf-8").split("\n")[:-3]) + "\n", encoding="utf-8"),
-     "has 28 lines but"),
-    (lambda p: p.write_text(p.read_text(encoding="utf-8").replace(" ", "\u2028", 1), encoding="utf-8"), "U+2028"),
-    (lambda p: p.write_text(p.read_text(encoding="utf-8").replace(" ", "\u0085", 1), encoding="utf-8"), "U+0085"),
-])
-def test_bad_input_is_one_line_before_any_work(tmp_path, damage, expect):
-    ds = make_dataset(tmp_path / "ds")
-    damage(ds / "systems" / "UEdin.txt")
-    proc = harness_on(tmp_path, ds)
-    assert proc.returncode == 1, proc.stderr
+def one_error_line(proc: subprocess.CompletedProcess) -> str:
     errors = [line for line in proc.stderr.splitlines() if line.startswith("harness: error")]
-    assert len(errors) == 1 and "UEdin.txt" in errors[0] and expect in errors[0], proc.stderr
-    assert "Traceback" not in proc.stderr
-    assert not list(tmp_path.rglob("*.parquet")) and not (tmp_path / "runs" / "cache").exists()
+    assert len(errors) == 1, proc.stderr
+    assert "Traceback" not in proc.stderr, proc.stderr
+    return errors[0]
 
 
-def test_bom_and_crlf_are_accepted_and_reported(tmp_path):
+@pytest.fixture()
+def tmpfs(tmp_path):
+    """A tiny tmpfs (8 MiB) mounted under tmp_path; skipped where this process may not mount."""
+    mnt = tmp_path / "mnt"
+    mnt.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", str(mnt)], capture_output=True).returncode:
+        pytest.skip("cannot mount a tmpfs here (needs root / CAP_SYS_ADMIN): no full-disk or read-only test")
+    yield mnt
+    subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
+
+
+def fill(mnt: Path, leave: int = 64 << 10) -> None:
+    """Fill a file system up to ``leave`` bytes."""
+    st = os.statvfs(mnt)
+    free = st.f_bavail * st.f_frsize
+    with open(mnt / "filler", "wb") as f:
+        f.write(b"\0" * max(0, free - leave))
+
+
+# ---------------------------------------------------------------------------------------------- one generation
+
+
+_KILL_AFTER_PUBLISHING = """
+import os, signal, sys
+from pathlib import Path
+import harness.job.folder as folder
+target = sys.argv[1]
+real = os.replace
+def replace(src, dst, *a, **k):
+    real(src, dst, *a, **k)
+    if Path(dst).name == target and ".staging" not in str(dst):
+        os.kill(os.getpid(), signal.SIGKILL)
+folder.os.replace = replace
+sys.argv = ["harness", *sys.argv[2:]]
+from harness.app import main
+main()
+"""
+
+_KILL_WHILE_LOGGING = """
+import os, signal, sys
+from mlflow.tracking import MlflowClient
+real = MlflowClient.log_batch
+calls = []
+def log_batch(self, run_id, *a, **k):
+    real(self, run_id, *a, **k)
+    calls.append(run_id)
+    if len(calls) == 4:  # the parent's batch and three nested runs'
+        os.kill(os.getpid(), signal.SIGKILL)
+MlflowClient.log_batch = log_batch
+sys.argv = ["harness", *sys.argv[1:]]
+from harness.app import main
+main()
+"""
+
+
+def test_a_job_killed_while_publishing_leaves_no_trusted_mix_and_the_rerun_finishes(tmp_path):
     ds = make_dataset(tmp_path / "ds")
-    path = ds / "systems" / "Nemo.txt"
-    path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes().replace(b"\n", b"\r\n"))
-    proc = harness_on(tmp_path, ds, check=True)
-    assert "BOM" in proc.stderr and "CRLF" in proc.stderr
-    clean = harness_on(tmp_path / "b", make_dataset(tmp_path / "b" / "ds"), check=True)
-    assert proc.stdout.split("\n\n")[0].split("Nemo")[1].split()[0] == \
-        clean.stdout.split("\n\n")[0].split("Nemo")[1].split()[0]
+    harness_on(tmp_path, ds, check=True)
+    folder = job_folder(tmp_path, "faults")
+    old = pd.read_parquet(folder / "segment_scores.parquet")
+    # change one system, then kill the rerun right after segment_scores.parquet is replaced in the folder
+    nemo = read_lines(ds / "systems" / "Nemo.txt")
+    write_lines(ds / "systems" / "Nemo.txt", read_lines(ds / "systems" / "UEdin.txt"))
+    proc = subprocess.run([sys.executable, "-c", _KILL_AFTER_PUBLISHING, "segment_scores.parquet",
+                           f"dataset.root={ds}", *BASE, "tracking=false"], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == -signal.SIGKILL
+    status = json.loads((folder / STATUS).read_text())
+    assert status["status"] == "running" and not (folder / MANIFEST).exists()
+    # the folder holds a mix (the new Nemo in segment_scores, the old one in system_scores) and says so:
+    new_seg = pd.read_parquet(folder / "segment_scores.parquet")
+    still_old = pd.read_parquet(folder / "system_scores.parquet").set_index("system")
+    assert list(new_seg[new_seg.system == "Nemo"]["sentence_bleu"]) == list(
+        new_seg[new_seg.system == "UEdin"]["sentence_bleu"])
+    assert still_old.loc["Nemo", "bleu"] != pytest.approx(still_old.loc["UEdin", "bleu"], rel=1e-6)
+    assert list(old[old.system == "Nemo"]["sentence_bleu"]) != list(new_seg[new_seg.system == "Nemo"][
+        "sentence_bleu"])
+    assert verified_files(folder) == {}  # no manifest: nothing is trusted
+    # the rerun removes the killed run's staging folder and publishes one complete generation
+    assert [p for p in folder.iterdir() if p.name.startswith(".staging")]
+    harness_on(tmp_path, ds, check=True)
+    assert not [p for p in folder.iterdir() if p.name.startswith(".staging") or p.name.endswith(".tmp")]
+    trusted = verified_files(folder)
+    assert {"system_scores.parquet", "segment_scores.parquet", "report.md"} <= set(trusted)
+    scores = pd.read_parquet(folder / "system_scores.parquet").set_index("system")
+    seg = pd.read_parquet(folder / "segment_scores.parquet")
+    nemo_seg = seg[(seg.system == "Nemo")]
+    uedin_seg = seg[(seg.system == "UEdin")]
+    assert list(nemo_seg["sentence_bleu"]) == list(uedin_seg["sentence_bleu"])  # every table: the new Nemo
+    assert scores.loc["Nemo", "bleu"] == pytest.approx(scores.loc["UEdin", "bleu"], rel=1e-12)
+    write_lines(ds / "systems" / "Nemo.txt", nemo)
 
 
-def test_human_scores_with_unknown_system_are_refused(tmp_path):
+def test_a_full_disk_on_rerun_keeps_the_previous_generation(tmp_path, tmpfs):
     ds = make_dataset(tmp_path / "ds")
-    (ds / "human").mkdir()
-    (ds / "human" / "seg.tsv").write_text("system\tseg_id\tscore\nNemo\t0\t1.0\nNobody\t1\t2.0\n", encoding="utf-8")
-    proc = harness_on(tmp_path, ds)
-    assert proc.returncode == 1 and "seg.tsv:3" in proc.stderr and "Nobody" in proc.stderr
+    runs = tmpfs / "runs"
+    harness_on(tmp_path, ds, f"runs_dir={runs}", check=True)
+    folder = job_folder(tmpfs, "faults")
+    before = verified_files(folder)
+    assert "system_scores.parquet" in before
+    write_lines(ds / "systems" / "Nemo.txt", read_lines(ds / "systems" / "UEdin.txt"))
+    fill(tmpfs)
+    proc = harness_on(tmp_path, ds, f"runs_dir={runs}")
+    line = one_error_line(proc)
+    assert proc.returncode == 1 and "no space left on device" in line
+    assert json.loads((folder / STATUS).read_text())["status"] == "failed"
+    assert verified_files(folder) == before  # the published generation is intact and still verifies
+    assert not [p for p in folder.iterdir() if p.name.startswith(".staging")]
 
 
-def test_same_config_gives_byte_identical_tables(tmp_path):
+def test_leftovers_of_killed_runs_are_removed_by_the_next_run(tmp_path):
     ds = make_dataset(tmp_path / "ds")
-    harness_on(tmp_path, ds, "force=true", check=True)  # force: the second run recomputes everything too
-    out = next((tmp_path / "runs").rglob("system_scores.parquet")).parent
-    first = {p.name: p.read_bytes() for p in out.glob("*.parquet")}
-    harness_on(tmp_path, ds, "force=true", check=True)
-    second = {p.name: p.read_bytes() for p in out.glob("*.parquet")}
-    assert first.keys() == second.keys() == {"system_scores.parquet", "segment_scores.parquet",
-                                              "significance.parquet", "correlations.parquet"}
-    for name in first:
-        assert first[name] == second[name], name
+    harness_on(tmp_path, ds, check=True)
+    folder = job_folder(tmp_path, "faults")
+    (folder / ".staging-20260101T000000Z-abcdef").mkdir()
+    (folder / ".staging-20260101T000000Z-abcdef" / "report.md").write_text("half")
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                          text=True).stdout.strip()
+    stale = folder / f".report.md.{dead}.0123abcd.tmp"
+    stale.write_text("half")
+    harness_on(tmp_path, ds, check=True)
+    assert not stale.exists() and not [p for p in folder.iterdir() if p.name.startswith(".staging")]
 
 
-def test_failed_write_leaves_no_table(tmp_path, monkeypatch):
-    from harness import store
-
-    def broken(table, where, **kwargs):
-        Path(where).write_bytes(b"PAR1 partial")
-        raise OSError("disk full")
-
-    monkeypatch.setattr(store.pq, "write_table", broken)
-    import pyarrow as pa
-
-    with pytest.raises(OSError, match="disk full"):
-        store.write_table(pa.table({"a": [1]}), tmp_path / "t.parquet", {})
-    assert list(tmp_path.iterdir()) == []
+# --------------------------------------------------------------------------------------------- one job a folder
 
 
-def test_killed_job_leaves_no_complete_looking_table_and_rerun_finishes(tmp_path):
-    from test_app import HARNESS
-
-    proc = subprocess.Popen([HARNESS, "tracking=false"], cwd=tmp_path, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, start_new_session=True)
-    out = tmp_path / "runs" / "demo"
-    deadline = time.time() + 120
-    while time.time() < deadline and not list((tmp_path / "runs").glob("cache/stats/*/*.npz")):
-        time.sleep(0.2)
-    os.killpg(proc.pid, signal.SIGKILL)
-    proc.wait(timeout=30)
-    for table in out.glob("*.parquet"):  # any table that exists is complete (atomic rename)
-        pq.read_table(table)
-    run_harness(tmp_path, "tracking=false")
+def test_two_jobs_on_one_folder_the_second_fails_at_once_naming_the_holder(tmp_path):
+    ds = make_dataset(tmp_path / "ds")
+    out = tmp_path / "shared_out"
+    env = {**os.environ, "HYDRA_FULL_ERROR": "0"}
+    first = subprocess.Popen([executable("harness"), f"dataset.root={ds}", *BASE, "tracking=false",
+                              f"output_dir={out}", "n_samples=2000"], cwd=tmp_path, env=env,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 60
+    while not (out / ".harness.lock").exists() or not (out / ".harness.lock").read_text():
+        assert time.time() < deadline and first.poll() is None
+        time.sleep(0.05)
+    started = time.perf_counter()
+    second = harness_on(tmp_path, ds, f"output_dir={out}", "bleu=char")
+    assert time.perf_counter() - started < 30
+    line = one_error_line(second)
+    assert second.returncode == 2 and str(out) in line and "another job holds this folder" in line
+    assert f"pid {first.pid}" in line and "since" in line
+    first.communicate(timeout=300)
+    assert first.returncode == 0
     scores = pd.read_parquet(out / "system_scores.parquet")
-    assert len(scores) == 135 and not scores.duplicated(["refset", "system", "variant"]).any()
-    assert not [p for p in tmp_path.rglob("*.tmp")]
+    assert set(scores["variant"]) == {"sacrebleu"}  # the first job's results, untouched by the second
 
 
-def test_crashed_or_killed_logging_marks_the_run(tmp_path):
+def test_three_identical_jobs_at_once(tmp_path):
+    ds = make_dataset(tmp_path / "ds")
+    env = {**os.environ, "HYDRA_FULL_ERROR": "0"}
+    procs = [subprocess.Popen([executable("harness"), f"dataset.root={ds}", *BASE, "tracking=false"], cwd=tmp_path,
+                              env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(3)]
+    results = [(p.wait(timeout=300), p.communicate()[1]) for p in procs]
+    assert sorted(code for code, _ in results) in ([0, 0, 0], [0, 0, 2], [0, 2, 2])
+    for code, err in results:
+        assert "Traceback" not in err
+        if code:
+            assert "another job holds this folder" in err
+    assert "system_scores.parquet" in verified_files(job_folder(tmp_path, "faults"))
+
+
+def test_a_stale_lock_of_a_dead_process_is_taken_over(tmp_path):
+    ds = make_dataset(tmp_path / "ds")
+    harness_on(tmp_path, ds, check=True)
+    folder = job_folder(tmp_path, "faults")
+    (folder / ".harness.lock").write_text(json.dumps({"pid": 2**22 - 3, "host": os.uname().nodename,
+                                                      "started": "yesterday"}))
+    proc = harness_on(tmp_path, ds, check=True)
+    assert "another job" not in proc.stderr
+
+
+# ---------------------------------------------------------------------------------------------- MLflow, once
+
+
+def test_a_job_killed_while_logging_is_marked_killed_by_the_next_run(tmp_path):
     from mlflow.tracking import MlflowClient
 
-    from harness.tracking import TrackingError, log_job
-
-    uri = f"sqlite:///{tmp_path / 'm.db'}"
-    cells = [{"name": f"c{i}", "metrics": {"bleu": 1.0}, "params": {}, "tags": {"system": "s"}} for i in range(3)]
-
-    class Boom:
-        def __init__(self, exc):
-            self.exc, self.n = exc, 0
-
-        def update(self, _n):
-            self.n += 1
-            if self.n == 2:
-                raise self.exc
-
-    with pytest.raises(TrackingError):
-        log_job(uri, "e", tmp_path, "job", {}, {}, {}, cells, [], tmp_path / "pending.json", Boom(RuntimeError("x")))
-    with pytest.raises(SystemExit):
-        log_job(uri, "e", tmp_path, "job2", {}, {}, {}, cells, [], tmp_path / "pending2.json", Boom(SystemExit(143)))
-    client = MlflowClient(uri)
-    exp = client.get_experiment_by_name("e")
-    parents = {r.info.run_name: r.info.status for r in client.search_runs([exp.experiment_id])
-               if "mlflow.parentRunId" not in r.data.tags}
-    assert parents == {"job": "FAILED", "job2": "KILLED"}
-    assert (tmp_path / "pending.json").exists() and (tmp_path / "pending2.json").exists()
-
-
-def test_unreachable_server_then_rerun_logs_the_missing_runs(tmp_path, mlflow_server):  # noqa: F811
     ds = make_dataset(tmp_path / "ds")
-    dead = "http://127.0.0.1:9"  # discard port: nothing listens
-    args = [f"dataset.root={ds}", "bleu=sacrebleu", "n_samples=50", "dataset.name=mini"]
-    proc = run_harness(tmp_path, *args, f"tracking_uri={dead}", check=False)
-    assert proc.returncode == 1 and "Parquet tables are written" in proc.stderr
-    pending = list(tmp_path.rglob("tracking_pending.json"))
-    assert len(pending) == 1
-    run_harness(tmp_path, *args, f"tracking_uri={mlflow_server}")
-    assert len(nested_runs(mlflow_server, "demo")) == 3 and not pending[0].exists()
+    uri = f"sqlite:///{tmp_path / 'runs' / 'mlflow.db'}"
+    proc = subprocess.run([sys.executable, "-c", _KILL_WHILE_LOGGING, f"dataset.root={ds}", *BASE,
+                           "bleu=[sacrebleu,char,intl]"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == -signal.SIGKILL
+    client = MlflowClient(uri)
+    exp = client.get_experiment_by_name("faults")
+    runs = client.search_runs([exp.experiment_id])
+    killed = next(r.info.run_id for r in runs if "mlflow.parentRunId" not in r.data.tags)
+    assert len(runs) == 4 and all(r.info.status == "RUNNING" for r in runs)
+    run_harness(tmp_path, f"dataset.root={ds}", *BASE, "bleu=[sacrebleu,char,intl]")
+    assert client.get_run(killed).info.status == "KILLED"
+    exp = client.get_experiment_by_name("faults")
+    runs = client.search_runs([exp.experiment_id])
+    parents = [r for r in runs if "mlflow.parentRunId" not in r.data.tags]
+    children = [r for r in runs if "mlflow.parentRunId" in r.data.tags]
+    assert len(parents) == 1 and parents[0].info.status == "FINISHED" and len(children) == 3 * 3
+    assert all(c.data.tags["mlflow.parentRunId"] == parents[0].info.run_id for c in children)
+
+
+def test_parallel_first_jobs_on_a_new_store_do_not_race(tmp_path):
+    ds = make_dataset(tmp_path / "ds")
+    env = {**os.environ, "HYDRA_FULL_ERROR": "0"}
+    procs = [subprocess.Popen([executable("harness"), f"dataset.root={ds}", *BASE, f"bleu={v}",
+                               f"experiment_name=race{i}"], cwd=tmp_path, env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for i, v in enumerate(("sacrebleu", "char", "intl"))]
+    for p in procs:
+        out, err = p.communicate(timeout=300)
+        assert p.returncode == 0, err
+        assert "duplicate column" not in err and "already exists" not in err
+
+
+def test_a_store_on_a_full_disk_keeps_the_tables(tmp_path, tmpfs):
+    ds = make_dataset(tmp_path / "ds")
+    fill(tmpfs, leave=16 << 10)
+    proc = run_harness(tmp_path, f"dataset.root={ds}", *BASE, f"tracking_uri=sqlite:///{tmpfs / 'mlflow.db'}",
+                       check=False)
+    line = one_error_line(proc)
+    assert proc.returncode == 1 and "the tables are published" in line
+    folder = job_folder(tmp_path, "faults")
+    assert "system_scores.parquet" in verified_files(folder) and (folder / "tracking_pending.json").exists()
+
+
+def test_an_unknown_tracking_scheme_keeps_the_tables(tmp_path):
+    ds = make_dataset(tmp_path / "ds")
+    proc = run_harness(tmp_path, f"dataset.root={ds}", *BASE, "tracking_uri=foo://bar", check=False)
+    line = one_error_line(proc)
+    assert proc.returncode == 1 and "foo://bar" in line
+    assert (job_folder(tmp_path, "faults") / "tracking_pending.json").exists()
+
+
+# ------------------------------------------------------------------------------------------- one-line errors
+
+
+def test_outputs_that_cannot_be_written_are_one_line(tmp_path, tmpfs):
+    ds = make_dataset(tmp_path / "ds")
+    a_file = tmp_path / "a_file"
+    a_file.write_text("x")
+    for arg in (f"output_dir={a_file}", f"output_dir={a_file}/below", f"runs_dir={a_file}",
+                f"runs_dir={a_file}/below"):
+        proc = harness_on(tmp_path, ds, arg)
+        assert proc.returncode == 2 and "file" in one_error_line(proc), arg
+    subprocess.run(["mount", "-o", "remount,ro", str(tmpfs)], check=True)
+    for arg in (f"output_dir={tmpfs}/out", f"runs_dir={tmpfs}/runs"):
+        proc = harness_on(tmp_path, ds, arg)
+        assert proc.returncode == 2 and "not writable" in one_error_line(proc), arg
+    assert not list(tmp_path.rglob("*.parquet"))
+
+
+def test_a_full_disk_under_the_cache_costs_the_cache_only(tmp_path, tmpfs):
+    ds = make_dataset(tmp_path / "ds")
+    fill(tmpfs, leave=0)
+    proc = harness_on(tmp_path, ds, f"runs_dir={tmpfs}/runs", f"output_dir={tmp_path / 'out'}")
+    # the folder under a full runs_dir cannot even hold the statistics cache: the job still publishes
+    assert proc.returncode == 0, proc.stderr
+    assert "statistics not cached" in proc.stderr and "system_scores.parquet" in verified_files(tmp_path / "out")
