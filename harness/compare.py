@@ -1,0 +1,386 @@
+"""``harness-compare``: where two systems (or two versions of one) differ, as one self-contained HTML page.
+
+::
+
+    harness-compare REF [REF ...] -i A B [-o PAGE.html]          # files, like harness-score
+    harness-compare --dataset DIR A B                            # systems of a dataset folder (NAME or NAME@VERSION)
+    harness-compare --dataset DIR NAME                           # the last two versions of NAME
+
+It reads the texts (strict reading, equal line counts), counts the statistics once through the one pipeline
+(:func:`harness.text.pipeline.systems_statistics`), runs :func:`harness.job.comparison.compare_systems` (seeded:
+``--seed``, ``--n-samples``) and writes the page (default ``compare-A-vs-B.html`` in the current folder) and the
+same numbers as Parquet tables next to it (``<page stem>.<table>.parquet``); ``--format json`` prints the numbers.
+In dataset mode the source (``src.txt``) and the human segment scores of one kind (``--human``, default the
+first) come from the folder; a system that is also a reference file is compared against the other references.
+
+A thin entry point: argument parsing, reading, writing; the analysis and the page live in :mod:`harness.job`.
+Errors are one line on stderr, ``harness-compare: error: ...`` (exit 1 for bad input, 2 for a bad option), never
+a traceback. It imports neither mlflow nor hydra (pyarrow imports pandas when it builds the tables, last).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Sequence
+
+from .core.options import OPTION_NAMES, PROFILES, REF_LENGTH_RULES, TOKENIZERS, BleuOptions, make_options
+from .core.resampling import DEFAULT_SEED, MAX_SEED
+from .errors import ConfigError, HarnessError
+from .text.reading import TextFile, check_parallel, read_text
+
+if TYPE_CHECKING:
+    from .job.comparison import ComparisonResult
+    from .job.dataset import DatasetLayout
+    from .job.human import HumanScores
+
+PROG = "harness-compare"
+_UNSAFE = re.compile(r"[^A-Za-z0-9._@+-]+")
+
+
+class _Parser(argparse.ArgumentParser):
+    """Usage errors are one line naming the option (exit status 2)."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def _int_at_least(lo: int, hi: int | None, what: str) -> Any:
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer ({what}), got {text!r}") from None
+        if value < lo or (hi is not None and value > hi):
+            bound = f"from {lo} to {hi}" if hi is not None else f">= {lo}"
+            raise argparse.ArgumentTypeError(f"must be {bound} ({what}), got {value}")
+        return value
+
+    return parse
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from .job.comparison import DEFAULT_EXAMPLES, DEFAULT_SAMPLES, DEFAULT_TOP
+
+    p = _Parser(
+        prog=PROG,
+        description="Where two systems differ: BLEU by bucket with paired bootstrap intervals, the n-grams each gets "
+                    "right or over-produces, the segments that differ most; one self-contained HTML page plus "
+                    "Parquet tables.",
+        epilog="Files: REF [REF ...] -i A B. Dataset folder: --dataset DIR A B (NAME or NAME@VERSION), or --dataset "
+               "DIR NAME for its last two versions. The difference is always B minus A.",
+    )
+    p.add_argument("items", nargs="*", metavar="REF|SYSTEM",
+                   help="reference files (with -i), or the systems of --dataset")
+    p.add_argument("-i", "--input", nargs=2, metavar=("A", "B"), default=None,
+                   help="the two system output files (A is the baseline: deltas are B - A)")
+    p.add_argument("--dataset", metavar="DIR", default=None, help="a dataset folder (refs/, systems/, src.txt, human/)")
+    p.add_argument("--refs", nargs="+", metavar="NAME", default=None,
+                   help="with --dataset: the references to use (default: all)")
+    p.add_argument("--human", metavar="KIND", default=None,
+                   help="with --dataset: the kind of human scores to use, or 'none' (default: the first kind)")
+    p.add_argument("--source", metavar="FILE", default=None, help="source file shown with the examples (files mode)")
+    p.add_argument("--train", metavar="FILE", default=None,
+                   help="training corpus whose word frequencies bucket the words (default: the references)")
+    g = p.add_argument_group("BLEU options (defaults: the profile's, sacrebleu's for the default profile)")
+    g.add_argument("--tokenize", "-tok", default=None, choices=TOKENIZERS, metavar="TOK",
+                   help=f"tokenizer: {', '.join(TOKENIZERS)} (default 13a)")
+    g.add_argument("--lowercase", "-lc", action="store_true", default=None, help="case-insensitive BLEU")
+    g.add_argument("--smooth-method", "-s", default=None, help="none, floor, add-k, exp (default)")
+    g.add_argument("--smooth-value", "-sv", type=float, default=None, help="value for floor / add-k")
+    g.add_argument("--max-ngram-order", type=_int_at_least(1, 100, "n-gram order"), default=4,
+                   help="maximum n-gram order (default 4)")
+    g.add_argument("--ref-length", default=None, choices=REF_LENGTH_RULES,
+                   help="brevity-penalty reference length rule (default closest)")
+    g.add_argument("--effective-order", "-e", action="store_true", help="stop at the highest order with n-grams")
+    g.add_argument("--weights", type=float, nargs="+", default=None, help="n-gram weights, one per order")
+    g.add_argument("--profile", default="sacrebleu", choices=PROFILES, help="reproduce another tool's numbers")
+    t = p.add_argument_group("resampling and lists")
+    t.add_argument("--n-samples", type=_int_at_least(1, None, "resamples"), default=DEFAULT_SAMPLES,
+                   help=f"bootstrap resamples (default {DEFAULT_SAMPLES})")
+    t.add_argument("--seed", type=_int_at_least(0, MAX_SEED, "seed"), default=DEFAULT_SEED,
+                   help=f"random seed (default {DEFAULT_SEED})")
+    t.add_argument("--top", type=_int_at_least(1, None, "n-grams per list"), default=DEFAULT_TOP,
+                   help=f"n-grams per list (default {DEFAULT_TOP})")
+    t.add_argument("--examples", type=_int_at_least(0, None, "examples per list"), default=DEFAULT_EXAMPLES,
+                   help=f"segments per example list (default {DEFAULT_EXAMPLES})")
+    o = p.add_argument_group("output")
+    o.add_argument("-o", "--output", metavar="PAGE.html", default=None,
+                   help="the page (default compare-A-vs-B.html here); tables go next to it")
+    o.add_argument("--format", "-f", default="text", choices=("text", "json"), help="what to print")
+    return p
+
+
+def _options(args: argparse.Namespace) -> BleuOptions:
+    return make_options(profile=args.profile, tokenize=args.tokenize, lowercase=args.lowercase,
+                        smooth_method=args.smooth_method, smooth_value=args.smooth_value,
+                        max_ngram_order=args.max_ngram_order, ref_length=args.ref_length,
+                        effective_order=bool(args.effective_order),
+                        weights=None if args.weights is None else tuple(args.weights))
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Inputs
+# --------------------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class CompareInputs:
+    """What the comparison reads: both systems' texts and labels, the references in use, the source, one kind
+    of human scores (or None), the dataset's name and the warnings of reading."""
+
+    label_a: str
+    label_b: str
+    text_a: TextFile
+    text_b: TextFile
+    refs: tuple[TextFile, ...]
+    source: TextFile | None
+    human: HumanScores | None
+    human_title: str | None
+    dataset: str
+    warnings: tuple[str, ...]
+
+
+def _split(label: str) -> tuple[str, str | None]:
+    from .job.dataset import split_version
+
+    return split_version(label, "systems")
+
+
+def _file_labels(paths: Sequence[str]) -> tuple[str, str]:
+    a, b = (Path(p) for p in paths)
+    if a.stem != b.stem:
+        return a.stem, b.stem
+    la, lb = f"{a.parent.name}/{a.stem}", f"{b.parent.name}/{b.stem}"
+    return (la, lb) if la != lb else (str(a), str(b))
+
+
+def files_inputs(args: argparse.Namespace) -> CompareInputs:
+    """``REF ... -i A B`` (and ``--source``)."""
+    if args.refs is not None or args.human is not None:
+        raise ConfigError("refs" if args.refs is not None else "human", "only with --dataset (in files mode every "
+                          "REF given is used, and there are no human scores)")
+    if not args.input:
+        raise ConfigError("input", "give the two systems: REF [REF ...] -i A B (or --dataset DIR A B)")
+    if not args.items:
+        raise ConfigError("input", "no reference files: REF [REF ...] -i A B")
+    if Path(args.input[0]).resolve() == Path(args.input[1]).resolve():
+        raise ConfigError("input", f"{args.input[0]} is given twice; a system cannot be compared with itself")
+    refs = tuple(read_text(p) for p in args.items)
+    text_a, text_b = (read_text(p) for p in args.input)
+    source = read_text(args.source, name="src") if args.source else None
+    texts = [*refs, text_a, text_b, *([source] if source is not None else [])]
+    check_parallel(texts)
+    la, lb = _file_labels(args.input)
+    warnings = tuple(f"{t.path}: {w}" for t in texts for w in t.warnings)
+    return CompareInputs(la, lb, text_a, text_b, refs, source, None, None, "", warnings)
+
+
+def _choose_pair(layout: DatasetLayout, items: Sequence[str]) -> tuple[str, str]:
+    """Two stems from ``A B`` (stems, or names without versions), or the last two versions of ``NAME``."""
+    stems = [s.stem for s in layout.systems]
+    if len(items) == 1:
+        versions = [s.stem for s in layout.systems if s.name == items[0]]
+        if len(versions) < 2:
+            raise ConfigError("systems", f"{items[0]!r} has {len(versions)} version(s) in {layout.root / 'systems'}; "
+                              "one NAME compares its last two versions (systems/NAME@VERSION.txt), else give two "
+                              "systems", stems, got=items[0])
+        return versions[-2], versions[-1]
+    if len(items) != 2:
+        raise ConfigError("systems", f"--dataset takes two systems (A B) or one NAME with versions, got {len(items)}",
+                          stems)
+    out = []
+    for item in items:
+        if item in stems:
+            out.append(item)
+            continue
+        versions = [s.stem for s in layout.systems if s.name == item]
+        if versions:
+            raise ConfigError("systems", f"{item!r} has several versions; name one (NAME@VERSION)", versions,
+                              got=item)
+        raise ConfigError("systems", f"unknown system {item!r} in {layout.root / 'systems'}", stems, got=item)
+    if out[0] == out[1]:
+        raise ConfigError("systems", f"{out[0]!r} is given twice; a system cannot be compared with itself")
+    return out[0], out[1]
+
+
+def dataset_inputs(args: argparse.Namespace) -> CompareInputs:
+    """``--dataset DIR A B`` / ``--dataset DIR NAME``: texts, source and human scores from the folder."""
+    from .job.dataset import choose_refs, load_dataset, read_layout
+
+    if args.input or args.source:
+        raise ConfigError("input" if args.input else "source", "not with --dataset (the systems are named after "
+                          "DIR; the source is the folder's src.txt)")
+    layout = read_layout(args.dataset)
+    stem_a, stem_b = _choose_pair(layout, args.items)
+    kinds = [k.name for k in layout.human_kinds]
+    if args.human is None:
+        chosen: list[str] = kinds[:1]
+    elif args.human == "none":
+        chosen = []
+    else:
+        if args.human not in kinds:
+            raise ConfigError("human", f"the dataset has no human scores of kind {args.human!r}", ["none", *kinds],
+                              got=args.human)
+        chosen = [args.human]
+    refs = [r for r in choose_refs(layout, args.refs) if r not in (stem_a, stem_b)]  # leave-one-out
+    if not refs:
+        raise ConfigError("refs", f"no reference left: {stem_a!r} or {stem_b!r} is the only reference, and a human "
+                          "translation is compared against the other references", list(layout.refs))
+    ds = load_dataset(layout, refs=refs, systems=[stem_a, stem_b], human=chosen)
+    by_stem = {f.stem: t for f, t in ds.systems}
+    human = ds.human[chosen[0]] if chosen else None
+    title = next((k.title for k in layout.human_kinds if chosen and k.name == chosen[0]), None)
+    return CompareInputs(stem_a, stem_b, by_stem[stem_a], by_stem[stem_b], tuple(ds.refs[r] for r in refs), ds.source,
+                  human, title or (chosen[0] if chosen else None), ds.name, tuple(ds.warnings))
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Running
+# --------------------------------------------------------------------------------------------------------------
+
+
+def default_page(label_a: str, label_b: str) -> Path:
+    """``compare-A-vs-B.html`` in the current folder (labels made safe for a file name)."""
+    safe = [_UNSAFE.sub("_", x).strip("._") or "system" for x in (label_a, label_b)]
+    return Path(f"compare-{safe[0]}-vs-{safe[1]}.html")
+
+
+def table_paths(page: Path) -> dict[str, Path]:
+    """``<page stem>.<table>.parquet`` next to the page, for every comparison table."""
+    from .job.comparison import TABLE_NAMES
+
+    return {name: page.with_name(f"{page.stem}.{name}.parquet") for name in TABLE_NAMES}
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a run produced: the result and the files written."""
+
+    result: ComparisonResult
+    page: Path
+    tables: dict[str, Path]
+
+
+def execute(args: argparse.Namespace) -> Outcome:
+    """Read, compare, write the page and the tables (raises :class:`HarnessError` on bad input)."""
+    from .job.comparison import compare_job, word_counts
+    from .job.comparison_page import render_page
+    from .job.files import atomic_write
+    from .text.pipeline import systems_statistics
+    from .text.tokenizers import check_usable
+
+    opts = _options(args)
+    check_usable(str(opts.tokenize))
+    inputs = dataset_inputs(args) if args.dataset else files_inputs(args)
+    for warning in inputs.warnings:
+        print(f"{PROG}: warning: {warning}", file=sys.stderr)
+    train = train_name = None
+    if args.train:
+        corpus = read_text(args.train)
+        train, train_name = word_counts(corpus.lines, opts), corpus.path.name
+    page = Path(args.output) if args.output else default_page(inputs.label_a, inputs.label_b)
+    if page.suffix.lower() not in (".html", ".htm"):
+        raise ConfigError("output", f"the page must be an .html file, got {str(page)!r}", got=str(page))
+    stats_a, stats_b = systems_statistics([inputs.text_a.lines, inputs.text_b.lines],
+                                          [r.lines for r in inputs.refs], opts)
+    result = compare_job(stats_a, stats_b, inputs.text_a, inputs.text_b, inputs.refs, inputs.source, inputs.human,
+                         opts, seed=args.seed, n_samples=args.n_samples, label_a=inputs.label_a,
+                         label_b=inputs.label_b, train_counts=train,
+                         train_name=train_name or "training corpus", top=args.top, n_examples=args.examples,
+                         dataset=inputs.dataset, refset="+".join(r.name for r in inputs.refs),
+                         human_name=inputs.human_title)
+    atomic_write(page, render_page(result))
+    tables = write_tables(result, page)
+    return Outcome(result, page, tables)
+
+
+def write_tables(result: ComparisonResult, page: Path) -> dict[str, Path]:
+    """The comparison tables as Parquet next to the page, atomically, with the signature in the schema metadata."""
+    from .job.comparison import comparison_tables
+    from .sinks.parquet import write_table
+
+    paths = table_paths(page)
+    meta = {"signature": result.signature, "seed": str(result.seed), "n_samples": str(result.n_samples),
+            "system_a": result.a.label, "system_b": result.b.label, "page": page.name}
+    for name, table in comparison_tables(result).items():
+        write_table(table, paths[name], meta)
+    return paths
+
+
+def format_text(outcome: Outcome) -> str:
+    """The headline in a few lines, and where the page and the tables are."""
+    r = outcome.result
+    h = r.headline
+    w = max(len(r.a.label), len(r.b.label))
+    lines = [f"{s.label:<{w}}  BLEU {s.score.score:6.2f}  (95% CI {s.ci_low:.2f} to {s.ci_high:.2f})"
+             for s in (r.a, r.b)]
+    star = "*" if r.significant else ""
+    lines.append(f"{r.b.label} - {r.a.label}: {h.delta:+.2f} BLEU (95% CI {h.delta_low:+.2f} to {h.delta_high:+.2f}), "
+                 f"paired bootstrap p = {h.p_value:.4f}{star} ({r.n_samples} resamples, seed {r.seed})")
+    if r.human is not None:
+        o = r.human.overall
+        lines.append(f"{r.human.name}: {r.a.label} {o.a:.3f}, {r.b.label} {o.b:.3f}, {r.b.label} - {r.a.label} "
+                     f"{o.delta:+.3f} (95% CI {o.delta_low:+.3f} to {o.delta_high:+.3f}) on {r.human.n_judged} "
+                     "segments judged for both")
+    lines.append(f"signature: {r.signature}")
+    lines.append(f"page: {outcome.page}")
+    lines.append("tables: " + ", ".join(str(p) for p in outcome.tables.values()))
+    return "\n".join(lines)
+
+
+def format_json(outcome: Outcome) -> str:
+    from .job.comparison import to_json
+
+    out = to_json(outcome.result)
+    out["page"] = str(outcome.page)
+    out["tables"] = {k: str(v) for k, v in outcome.tables.items()}
+    return json.dumps(out, indent=1, ensure_ascii=False, allow_nan=False)
+
+
+def run(argv: Sequence[str] | None = None) -> str:
+    """Parse ``argv``, compare, write, and return the text to print."""
+    args = build_parser().parse_args(argv)
+    outcome = execute(args)
+    return format_json(outcome) if args.format == "json" else format_text(outcome)
+
+
+_FLAGS = {"dataset.root": "--dataset", "dataset.refs": "--refs", "refs": "--refs", "dataset.systems": "SYSTEM",
+          "systems": "SYSTEM", "human": "--human", "input": "-i", "source": "--source", "output": "-o",
+          "top": "--top", "examples": "--examples", "n_samples": "--n-samples", "seed": "--seed"}
+
+
+def _flag(key: str) -> str:
+    """The command-line name of a configuration key (``tokenize`` -> ``--tokenize``)."""
+    if key in _FLAGS:
+        return _FLAGS[key]
+    if key in OPTION_NAMES:
+        return "--" + key.replace("_", "-")
+    return key
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """The ``harness-compare`` command: one line on stderr for any error the user can act on, never a traceback."""
+    try:
+        print(run(argv))
+    except SystemExit as exc:  # argparse: --help (0) or a usage error already printed as one line (2)
+        return exc.code if isinstance(exc.code, int) else 2
+    except ConfigError as exc:
+        print(f"{PROG}: error: {_flag(exc.key)}: {exc.detail()}", file=sys.stderr)
+        return 2
+    except HarnessError as exc:
+        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        return exc.exit_status
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

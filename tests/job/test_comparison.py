@@ -1,0 +1,274 @@
+"""The comparison analysis (``harness.job.comparison``): exact bucket BLEU (sacrebleu on the bucket's segments),
+compare-mt's n-gram ranking and word buckets on hand-made cases, seeded reproducibility, sparse human scores,
+tables and JSON, and the page renderer's escaping."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+import sacrebleu
+
+from harness.core.options import make_options
+from harness.errors import ConfigError, InputError
+from harness.job.comparison import (
+    FREQUENCY_CUTOFFS,
+    LENGTH_CUTOFFS,
+    SENTENCE_BLEU_CUTOFFS,
+    TABLE_NAMES,
+    Side,
+    bucket_labels,
+    bucket_of,
+    compare_systems,
+    comparison_tables,
+    primary_ref_len,
+    rank_ngrams,
+    to_json,
+    word_counts,
+    word_diff,
+)
+from harness.job.comparison_page import render_page
+from harness.text.pipeline import systems_statistics
+from support import DEMO, read_lines
+
+N_SAMPLES = 200
+N_DEMO = 250
+
+
+def sides(a_lines, b_lines, refs, opts, human_a=None, human_b=None, names=("A", "B")):
+    st = systems_statistics([a_lines, b_lines], refs, opts)
+    return (Side(names[0], a_lines, st[0], human=human_a), Side(names[1], b_lines, st[1], human=human_b))
+
+
+@pytest.fixture(scope="module")
+def demo():
+    """Nemo vs UEdin on the first 250 segments of the demo, both references."""
+    opts = make_options()
+    refs = [read_lines(DEMO / "refs" / f"{r}.txt")[:N_DEMO] for r in ("ref-C", "ref-D")]
+    a = read_lines(DEMO / "systems" / "Nemo.txt")[:N_DEMO]
+    b = read_lines(DEMO / "systems" / "UEdin.txt")[:N_DEMO]
+    sa, sb = sides(a, b, refs, opts, names=("Nemo", "UEdin"))
+    result = compare_systems(sa, sb, refs, opts, ref_names=("ref-C", "ref-D"), n_samples=N_SAMPLES, seed=7,
+                             n_examples=5, top=10)
+    return {"opts": opts, "refs": refs, "a": a, "b": b, "sides": (sa, sb), "result": result}
+
+
+# --------------------------------------------------------------------------------------------------------------
+# exactness
+# --------------------------------------------------------------------------------------------------------------
+
+
+def test_bucket_labels_are_compare_mt_s():
+    assert bucket_labels(LENGTH_CUTOFFS) == ["<10", "[10,20)", "[20,30)", "[30,40)", "[40,50)", "[50,60)", ">=60"]
+    assert bucket_labels(FREQUENCY_CUTOFFS) == ["<1", "1", "2", "3", "4", "[5,10)", "[10,100)", "[100,1000)",
+                                                ">=1000"]
+    assert bucket_labels(SENTENCE_BLEU_CUTOFFS)[0] == "<10" and bucket_labels(SENTENCE_BLEU_CUTOFFS)[-1] == ">=90"
+    # compare-mt's cutoff_into_bucket: the first i with value < cutoffs[i]
+    assert list(bucket_of([0, 9, 10, 19.99, 20, 60, 1000], LENGTH_CUTOFFS)) == [0, 0, 1, 1, 2, 6, 6]
+
+
+def test_bucket_bleu_equals_sacrebleu_on_the_bucket_segments(demo):
+    """Length buckets by the first reference's 13a tokens, sentence-BLEU buckets by sacrebleu's sentence_bleu of
+    system A: every bucket's BLEU of A and B is sacrebleu's corpus_bleu on exactly those segments."""
+    res, a, b, refs = demo["result"], demo["a"], demo["b"], demo["refs"]
+    tok = sacrebleu.BLEU()
+    ref_len = np.array([len(tok._preprocess_segment(r).split()) for r in refs[0]])
+    sentence = sacrebleu.BLEU(effective_order=True)  # what sacrebleu.sentence_bleu uses
+    sent_a = np.array([sentence.sentence_score(h, [r1, r2]).score for h, r1, r2 in zip(a, *refs)])
+    for group, values, cutoffs in ((res.by_length, ref_len, LENGTH_CUTOFFS),
+                                   (res.by_sentence_bleu, sent_a, SENTENCE_BLEU_CUTOFFS)):
+        labels = bucket_labels(cutoffs)
+        bucket = bucket_of(values, cutoffs)
+        assert [r.bucket for r in group.rows] == [labels[j] for j in sorted(set(bucket))]
+        for row in group.rows:
+            idx = np.flatnonzero(bucket == labels.index(row.bucket))
+            assert row.n_segments == idx.size
+            for value, hyp in ((row.a, a), (row.b, b)):
+                theirs = sacrebleu.corpus_bleu([hyp[i] for i in idx], [[r[i] for i in idx] for r in refs]).score
+                assert abs(value - theirs) < 1e-9
+            assert row.delta == row.b - row.a and row.delta_low <= row.delta <= row.delta_high
+    assert abs(res.a.score.score - sacrebleu.corpus_bleu(a, refs).score) < 1e-9
+    assert abs(res.headline.b - sacrebleu.corpus_bleu(b, refs).score) < 1e-9
+    assert sum(r.n_segments for r in res.by_length.rows) == len(a)
+
+
+def test_precisions_and_ngram_counts_come_from_the_statistics(demo):
+    res = demo["result"]
+    bleu_a = sacrebleu.corpus_bleu(demo["a"], demo["refs"])
+    for row, counts, totals in zip(res.precisions.rows, bleu_a.counts, bleu_a.totals):
+        assert abs(row.a - 100.0 * counts / totals) < 1e-9
+    # the n-gram lists hold clipped matches: never more than the n-gram occurs in A's output
+    assert all(lst.rows for lst in res.ngrams)
+    unigram = next(r for lst in res.ngrams if lst.kind == "match" and lst.favours == "a" for r in lst.rows
+                   if r.order == 1)
+    tok = sacrebleu.BLEU()
+    tokens = [t for line in demo["a"] for t in tok._preprocess_segment(line).split()]
+    assert unigram.count_a <= tokens.count(unigram.ngram)
+
+
+def test_statistics_that_do_not_belong_to_the_texts_are_refused(demo):
+    sa, sb = demo["sides"]
+    other = Side("A2", demo["b"], sa.stats)  # B's text with A's statistics
+    with pytest.raises(InputError, match="do not belong to its text"):
+        compare_systems(sa, other, demo["refs"], demo["opts"], n_samples=10)
+
+
+def test_bad_knobs_are_config_errors(demo):
+    sa, sb = demo["sides"]
+    with pytest.raises(ConfigError, match="not a function of summed statistics"):
+        compare_systems(sa, sb, demo["refs"], make_options(profile="nltk"), n_samples=10)
+    with pytest.raises(ConfigError, match="compared with itself"):
+        compare_systems(sa, Side("Nemo", sb.lines, sb.stats), demo["refs"], demo["opts"], n_samples=10)
+    with pytest.raises(ConfigError, match="n_samples"):
+        compare_systems(sa, sb, demo["refs"], demo["opts"], n_samples=0)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# compare-mt's n-gram ranking and word buckets, by hand
+# --------------------------------------------------------------------------------------------------------------
+
+REFS = [["a b c", "x y", "p q"]]
+HYP_A = ["a b d", "x y", "p q"]
+HYP_B = ["a c c", "x z", "q q"]
+
+
+def tiny(**kwargs):
+    opts = make_options(tokenize="none")
+    sa, sb = sides(HYP_A, HYP_B, REFS, opts)
+    return compare_systems(sa, sb, REFS, opts, n_samples=50, seed=1, **kwargs)
+
+
+def lists(result):
+    return {(lst.kind, lst.favours): [(r.ngram, r.count_a, r.count_b) for r in lst.rows] for lst in result.ngrams}
+
+
+def test_ngram_ranking_on_a_case_computed_by_hand():
+    """Clipped matches: A matches a, b, x, y, p, q, 'a b', 'x y', 'p q'; B matches a, c (once), x, q (once).
+    Over-produced: A d, 'b d', 'a b d'; B c (the second), z, q (the second), 'a c', 'c c', 'x z', 'q q', 'a c c'.
+    log((c_a + 1) / (c_b + 1)): ratios 2:1 -> +-log 2; ties (all counts 1 vs 0) sorted by text."""
+    res = tiny(top=4)
+    got = lists(res)
+    assert got[("match", "a")] == [("a b", 1, 0), ("b", 1, 0), ("p", 1, 0), ("p q", 1, 0)]
+    assert got[("match", "b")] == [("c", 0, 1)]
+    assert got[("over", "a")] == [("a b d", 1, 0), ("b d", 1, 0), ("d", 1, 0)]
+    assert got[("over", "b")] == [("a c", 0, 1), ("a c c", 0, 1), ("c", 0, 1), ("c c", 0, 1)]
+    row = res.ngrams[0].rows[0]
+    assert row.order == 2 and math.isclose(row.log_ratio, math.log(2))
+
+
+def test_frequency_breaks_ties_and_the_order_is_compare_mt_s():
+    ca = np.array([3, 1, 0, 2, 5, 0, 7])
+    cb = np.array([1, 0, 0, 0, 5, 2, 1])
+    ids_a, ids_b, score = rank_ngrams(ca, cb, top=10)
+    assert list(ids_a) == [6, 3, 0, 1]  # log 4 = log(8/2), then log 3 (3:1), then log 2 (4:2 and 2:1, 4 more frequent)
+    assert list(ids_b) == [5]
+    share = (ca + 1.0) / (ca + cb + 2.0)  # compare-mt's extract_salient_features: the same order
+    seen = np.flatnonzero(ca + cb > 0)
+    assert list(np.argsort(-share[seen], kind="stable")[:2]) == list(np.argsort(-score[seen], kind="stable")[:2])
+    assert all(np.sign(share[seen] - 0.5) == np.sign(score[seen]))
+
+
+def test_word_f_measure_by_frequency_by_hand():
+    """Frequencies in the reference: a b c x y p q once each (bucket '1'; A's d and B's z are unseen, bucket
+    '<1', which has no reference word and so no F-measure). In bucket '1', A matches a b x y p q (6 of its 6
+    words, 6 of the 7 reference words): F = 2*6 / (6 + 7); B matches a c x q of its 6: F = 2*4 / (6 + 7)."""
+    res = tiny()
+    (row,) = res.by_frequency.rows
+    assert row.bucket == "1" and row.words.ref == 7 and row.words.matched_a == 6 and row.words.matched_b == 4
+    assert math.isclose(row.a, 100 * 12 / 13) and math.isclose(row.b, 100 * 8 / 13)
+    assert "never seen in the reference" in res.by_frequency.note and "1 of A's, 1 of B's" in res.by_frequency.note
+    # with training-corpus counts: 'a' frequent, the rest unseen
+    train = word_counts(["a a a a a a", "a b"], make_options(tokenize="none"))
+    assert train == {"a": 7, "b": 1}
+    opts = make_options(tokenize="none")
+    sa, sb = sides(HYP_A, HYP_B, REFS, opts)
+    res2 = compare_systems(sa, sb, REFS, opts, train_counts=train, train_name="train.txt", n_samples=50, seed=1)
+    assert [r.bucket for r in res2.by_frequency.rows] == ["<1", "1", "[5,10)"]
+    assert res2.frequency_source == "train.txt" and "train.txt" in res2.by_frequency.note
+
+
+def test_word_diff_marks_what_the_outputs_do_not_share():
+    wa, wb = word_diff("the cat sat on the mat", "the dog sat on a mat")
+    assert [w for w, d in wa if d] == ["cat", "the"] and [w for w, d in wb if d] == ["dog", "a"]
+    assert word_diff("", "x") == ((), (("x", True),))
+
+
+# --------------------------------------------------------------------------------------------------------------
+# seeds, human scores, tables
+# --------------------------------------------------------------------------------------------------------------
+
+
+def test_seeded_and_reproducible(demo):
+    sa, sb = demo["sides"]
+    kw = dict(n_samples=N_SAMPLES, n_examples=5, top=10)
+    again = compare_systems(sa, sb, demo["refs"], demo["opts"], ref_names=("ref-C", "ref-D"), seed=7, **kw)
+    assert json.dumps(to_json(again)) == json.dumps(to_json(demo["result"]))
+    other = compare_systems(sa, sb, demo["refs"], demo["opts"], ref_names=("ref-C", "ref-D"), seed=8, **kw)
+    assert other.headline.delta == again.headline.delta
+    assert (other.headline.delta_low, other.headline.p_value) != (again.headline.delta_low, again.headline.p_value)
+    assert "seed:7" in again.signature and "bs:200" in again.signature
+
+
+def test_human_buckets_with_sparse_scores():
+    opts = make_options()
+    refs = [read_lines(DEMO / "refs" / "ref-C.txt")[:60]]
+    a = read_lines(DEMO / "systems" / "Nemo.txt")[:60]
+    b = read_lines(DEMO / "systems" / "UEdin.txt")[:60]
+    rng = np.random.default_rng(0)
+    ha, hb = rng.normal(size=60), rng.normal(size=60)
+    ha[::3] = np.nan  # A judged on 2 of 3 segments
+    hb[:10] = np.nan  # B not judged on the first 10
+    sa, sb = sides(a, b, refs, opts, ha, hb)
+    res = compare_systems(sa, sb, refs, opts, human_name="MQM", n_samples=100, seed=3, n_examples=50)
+    judged = np.isfinite(ha) & np.isfinite(hb)
+    h = res.human
+    assert h.name == "MQM" and h.n_judged == judged.sum()
+    assert math.isclose(h.overall.a, ha[judged].mean()) and math.isclose(h.overall.b, hb[judged].mean())
+    bucket = bucket_of(primary_ref_len(sa.stats), LENGTH_CUTOFFS)
+    labels = bucket_labels(LENGTH_CUTOFFS)
+    assert sum(r.n_segments for r in h.by_length.rows) == judged.sum()
+    for row in h.by_length.rows:
+        sel = judged & (bucket == labels.index(row.bucket))
+        assert row.n_segments == sel.sum() and math.isclose(row.b, hb[sel].mean())
+    sent = {e.seg_id: e for lst in res.examples for e in lst.items}
+    for e in h.disagreements.items:
+        assert judged[e.seg_id]
+        assert np.sign(e.sentence_b - e.sentence_a) == -np.sign(e.human_b - e.human_a) != 0
+    assert not sent or all(math.isnan(e.human_a) == math.isnan(ha[e.seg_id]) for e in sent.values())
+    # no human scores for one side: no human section
+    sa2, sb2 = sides(a, b, refs, opts, ha, None)
+    assert compare_systems(sa2, sb2, refs, opts, n_samples=20).human is None
+
+
+def test_tables_and_json(demo):
+    res = demo["result"]
+    tables = comparison_tables(res)
+    assert tuple(tables) == TABLE_NAMES
+    systems = tables["systems"].to_pylist()
+    assert [r["system"] for r in systems] == ["Nemo", "UEdin"] and systems[0]["bleu"] == res.a.score.score
+    buckets = tables["buckets"].to_pylist()
+    assert buckets[0]["group"] == "overall" and buckets[0]["p_value"] == res.headline.p_value
+    assert {"length", "sentence_bleu", "word_frequency", "precision"} <= {r["group"] for r in buckets}
+    assert all(r["system_a"] == "Nemo" and r["system_b"] == "UEdin" for r in buckets)
+    assert tables["ngrams"].num_rows == sum(len(lst.rows) for lst in res.ngrams)
+    assert tables["examples"].num_rows == 10
+    out = json.loads(json.dumps(to_json(res), allow_nan=False))
+    assert out["paired_bs"]["p_value"] == res.headline.p_value and out["human"] is None
+    assert [g["key"] for g in out["groups"]] == ["length", "sentence_bleu", "word_frequency", "precision"]
+
+
+def test_page_escapes_every_text_and_names_no_url():
+    opts = make_options(tokenize="none")
+    evil = '<script>alert("x")</script>'
+    a = [f"{evil} a b", "x y & z"]
+    b = ["a b", "x <b>y</b>"]
+    refs = [["a b", "x y"]]
+    sa, sb = sides(a, b, refs, opts, names=("<i>A</i>", "B&B"))
+    page = render_page(compare_systems(sa, sb, refs, opts, source=["<src>", "s2"], n_samples=20))
+    assert evil not in page and "&lt;script&gt;" in page and "<i>A</i>" not in page and "&lt;i&gt;A" in page
+    assert "&lt;src&gt;" in page and "B&amp;B" in page
+    assert page.count("<script>") == 1  # only the page's own
+    for needle in ("http://", "https://", "src=", "url(", "@import"):
+        assert needle not in page
