@@ -4,9 +4,11 @@ paper's protocol, from the statistics alone (nothing is re-tokenized), into one 
 - Every system x reference set x variant: corpus BLEU and sentence BLEU from its statistics block.
 - Per reference set and variant whose score is a function of summed statistics: sacrebleu's bootstrap interval
   of every system (all systems on the same resamples), all-pairs paired bootstrap tests and significance clusters.
-- With human scores: system- and segment-level correlations, with and without human translations among the
-  systems, per kind of human score; with ``paper_protocol``: the 20-block protocol with paired t between
-  neighbours, the ranking with one reference against all, and which variant agrees best with the humans.
+- With human scores, per kind: system- and segment-level correlations, with and without human translations
+  among the systems, the WMT statistics (:mod:`.meta_evaluation`), which variant agrees best with the humans
+  (paired bootstrap of system-level Pearson r); with ``meta_eval``, the variants ranked by each statistic with
+  significance clusters; with ``paper_protocol``: the 20-block protocol with paired t between neighbours and the
+  ranking with one reference against all.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from ..core.significance import all_pairs, block_protocol, bootstrap_ci, signifi
 from .dataset import refset_name
 from .human import HumanScores
 from .inputs import Inputs
+from .meta_evaluation import rank_variants, wmt_statistics
 from .result import (
     BlockSummary,
     Cell,
@@ -40,6 +43,8 @@ from .result import (
     RankingAgreement,
     SystemComparison,
     VariantComparison,
+    VariantRank,
+    identical_variants,
 )
 from .spec import JobSpec
 from .statistics import Statistics
@@ -104,11 +109,11 @@ def _human_matrix(cells: Sequence[Cell], human: HumanScores) -> np.ndarray:
     return np.stack([human.seg[c.system.label] for c in cells])
 
 
-def _point_rows(cells: Sequence[Cell], hseg: np.ndarray, mask: Any) -> list[Correlation]:
+def _point_rows(cells: Sequence[Cell], hsys: np.ndarray, mask: Any) -> list[Correlation]:
     """System-level correlations without intervals, for profiles whose score is not a function of summed
     statistics."""
     bleu = np.array([c.score.score for c in cells])
-    hum = np.nanmean(hseg, axis=1)
+    hum = hsys
     if mask is not None:
         bleu, hum = bleu[mask], hum[mask]
     rows = []
@@ -120,11 +125,17 @@ def _point_rows(cells: Sequence[Cell], hseg: np.ndarray, mask: Any) -> list[Corr
 
 def correlations(spec: JobSpec, inputs: Inputs, cells: Sequence[Cell], human: HumanScores, progress: Any = None
                  ) -> tuple[list[CorrelationResult], list[str]]:
-    """System- and segment-level correlations of every reference set x variant with one kind of human scores
-    (oriented so that higher is better); returns the rows and the systems left out (no human score)."""
+    """Correlations of every reference set x variant with one kind of human scores (oriented so that higher is
+    better); returns the rows and the systems left out (no human score).
+
+    System level: corpus BLEU against the published system scores (``sys.tsv``; else the mean of the system's
+    judged segments), with bootstrap intervals over segments: the human system scores are resampled with the
+    segments when they are those means (``sys.tsv`` agreeing within 1e-6 counts), else held fixed (metric-only
+    uncertainty). Segment level (systems with segment scores): sentence BLEU against the judged segments only.
+    """
     human = human.oriented()
     labels = [s.label for s in inputs.systems]
-    scored = [s for s in labels if s in human.seg and np.isfinite(human.seg[s]).any()]
+    scored = [s for s in labels if s in human.sys]
     dropped = [s for s in labels if s not in scored]
     if dropped:
         log.warning("%s: systems without human scores are left out of the correlations: %s", human.name,
@@ -143,26 +154,29 @@ def correlations(spec: JobSpec, inputs: Inputs, cells: Sequence[Cell], human: Hu
             progress.update(1)
         opts = group[0].variant.options
         is_human = np.array([c.system.human for c in group])
-        hseg = _human_matrix(group, human)
+        hsys = np.array([human.sys[c.system.label] for c in group])
+        with_seg = [c.system.label in human.seg for c in group]
+        resample_human = all(with_seg) and not human.differs
+        hseg = _human_matrix(group, human) if resample_human else None
         masks = [(True, None)] + ([(False, ~is_human)] if is_human.any() else [])
-        sent = np.stack([c.sentence for c in group])
         for include_human, mask in masks:
             if _additive(group[0]):
                 found = system_level(stack([c.stats for c in group], opts), hseg, score_fn(opts), system_mask=mask,
-                                     n_samples=spec.n_samples, seed=spec.seed)
+                                     human_sys=hsys, n_samples=spec.n_samples, seed=spec.seed)
             else:
-                found = _point_rows(group, hseg, mask)
-            seg_samples = min(spec.n_samples, SEGMENT_CI_SAMPLES) if refset == full else 0
-            found += segment_level(sent, hseg, system_mask=mask, n_samples=seg_samples, seed=spec.seed)
+                found = _point_rows(group, hsys, mask)
+            seg_cells = [c for c, ok in zip(group, with_seg) if ok and (include_human or not c.system.human)]
+            if len(seg_cells) >= 2:
+                seg_samples = min(spec.n_samples, SEGMENT_CI_SAMPLES) if refset == full else 0
+                found += segment_level(np.stack([c.sentence for c in seg_cells]), _human_matrix(seg_cells, human),
+                                       n_samples=seg_samples, seed=spec.seed)
             rows += [CorrelationResult(refset, variant, human.name, include_human, r) for r in found]
     return rows, dropped
 
 
-def paper_protocol(spec: JobSpec, inputs: Inputs, cells: Sequence[Cell], rows: Sequence[CorrelationResult],
-                   human: HumanScores
-                   ) -> tuple[list[SystemComparison], list[BlockSummary], list[RankingAgreement],
-                              list[VariantComparison]]:
-    """The paper's protocol: blocks with paired t, one reference against all, and the best-agreeing variant."""
+def paper_protocol(spec: JobSpec, inputs: Inputs, cells: Sequence[Cell]
+                   ) -> tuple[list[SystemComparison], list[BlockSummary], list[RankingAgreement]]:
+    """The paper's protocol: blocks with paired t between neighbours, and one reference against all."""
     full = refset_name(inputs.full_refset)
     by_label = {s.label: s for s in inputs.systems}
     comparisons: list[SystemComparison] = []
@@ -190,7 +204,7 @@ def paper_protocol(spec: JobSpec, inputs: Inputs, cells: Sequence[Cell], rows: S
             group = [c for c in cells if c.refset == name and c.variant.name == variant.name]
             agree = ranking_agreement([c.score.score for c in group], [full_scores[c.system.label] for c in group])
             agreement.append(RankingAgreement(variant.name, name, full, agree))
-    return comparisons, blocks, agreement, compare_variants(spec, inputs, cells, rows, human)
+    return comparisons, blocks, agreement
 
 
 def compare_variants(spec: JobSpec, inputs: Inputs, cells: Sequence[Cell], rows: Sequence[CorrelationResult],
@@ -203,27 +217,29 @@ def compare_variants(spec: JobSpec, inputs: Inputs, cells: Sequence[Cell], rows:
     corr = {r.variant: r.correlation.value for r in rows
             if r.human_score == human.name and r.refset == full and r.correlation.level == "system"
             and r.correlation.method == "pearson" and r.include_human == with_human}
+    twins = identical_variants(cells)  # a variant identical to an earlier one is compared once, as that one
     candidates = [v for v in spec.variants if get_profile(v.options.profile).additive and v.name in corr
-                  and np.isfinite(corr[v.name])]
+                  and np.isfinite(corr[v.name]) and v.name not in twins]
     if len(candidates) < 2:
         return []
     best = max(candidates, key=lambda v: corr[v.name])
-    scored = {s for s in human.seg if np.isfinite(human.seg[s]).any()}
 
-    def inputs_of(variant: Any) -> tuple[np.ndarray, Any, np.ndarray]:
+    def inputs_of(variant: Any) -> tuple[np.ndarray, Any, Any, np.ndarray]:
         group = [c for c in cells if c.refset == full and c.variant.name == variant.name
-                 and c.system.label in scored and not c.system.human]
+                 and c.system.label in human.sys and (with_human or not c.system.human)]
+        resample_human = all(c.system.label in human.seg for c in group) and not human.differs
         return (stack([c.stats for c in group], variant.options), score_fn(variant.options),
-                _human_matrix(group, human))
+                _human_matrix(group, human) if resample_human else None,
+                np.array([human.sys[c.system.label] for c in group]))
 
-    sa, fa, hseg = inputs_of(best)
+    sa, fa, hseg, hsys = inputs_of(best)
     out = []
     for other in candidates:
         if other.name == best.name:
             continue
-        sb, fb, _ = inputs_of(other)
-        comp = compare_system_correlations(sa, fa, sb, fb, hseg, method="pearson", n_samples=spec.n_samples,
-                                           seed=spec.seed, names=(best.name, other.name))
+        sb, fb, _, _ = inputs_of(other)
+        comp = compare_system_correlations(sa, fa, sb, fb, hseg, human_sys=hsys, method="pearson",
+                                           n_samples=spec.n_samples, seed=spec.seed, names=(best.name, other.name))
         out.append(VariantComparison(human.name, "pearson", comp))
     return out
 
@@ -237,19 +253,27 @@ def analyse(spec: JobSpec, inputs: Inputs, statistics: Statistics, experiment: s
     blocks: list[BlockSummary] = []
     agreement: list[RankingAgreement] = []
     variant_comparisons: list[VariantComparison] = []
+    rankings: list[VariantRank] = []
     dropped: list[str] = []
+    notes = list(inputs.warnings)
     if (spec.correlation or spec.paper_protocol) and not inputs.human:
         log.info("no human judgments in this job: no correlations")
     if spec.correlation or spec.paper_protocol:
         for i, human in enumerate(inputs.human):
             found, left_out = correlations(spec, inputs, cells, human, progress)
+            if not found:
+                continue
+            found += wmt_statistics(spec, inputs, cells, human)
             rows += found
             dropped += [s for s in left_out if s not in dropped]
-            if spec.paper_protocol and found and i == 0:
-                pc, blocks, agreement, variant_comparisons = paper_protocol(spec, inputs, cells, found, human)
+            variant_comparisons += compare_variants(spec, inputs, cells, found, human)
+            if spec.meta_eval:
+                ranked, tested = rank_variants(spec, inputs, cells, human, found, progress)
+                rankings += ranked
+                variant_comparisons += tested
+            if spec.paper_protocol and i == 0:
+                pc, blocks, agreement = paper_protocol(spec, inputs, cells)
                 comparisons += pc
-            elif spec.paper_protocol and found:
-                variant_comparisons += compare_variants(spec, inputs, cells, found, human)
     return JobResult(spec, inputs, experiment, tuple(cells), tuple(comparisons), tuple(clusters), tuple(rows),
-                     tuple(blocks), tuple(agreement), tuple(variant_comparisons), tuple(inputs.warnings),
-                     statistics.hits, statistics.misses, tuple(dropped))
+                     tuple(blocks), tuple(agreement), tuple(variant_comparisons), tuple(notes),
+                     statistics.hits, statistics.misses, tuple(dropped), tuple(rankings))

@@ -12,6 +12,7 @@ import numpy as np
 
 from ..core.significance import holm
 from .result import CorrelationResult, JobResult, VariantComparison
+from .result import identical_variants as identical
 
 PAPER_R = {"monolingual": 0.99, "bilingual": 0.96}
 ALPHA = 0.05
@@ -78,19 +79,8 @@ def _ordinal(n: int) -> str:
 
 
 def identical_variants(result: JobResult) -> dict[str, str]:
-    """Variants whose every score equals an earlier variant's (e.g. ``paper`` = ``sacrebleu`` when no system's
-    corpus has an order without matches): ``{variant: the earlier one}``. Shown once."""
-    scores: dict[str, list[float]] = {}
-    for c in result.cells:
-        scores.setdefault(c.variant.name, []).append(c.score.score)
-    same: dict[str, str] = {}
-    names = list(scores)
-    for i, name in enumerate(names):
-        for earlier in names[:i]:
-            if earlier not in same and scores[name] == scores[earlier]:
-                same[name] = earlier
-                break
-    return same
+    """Variants whose every score equals an earlier variant's (shown once); see :func:`.result.identical_variants`."""
+    return identical(result.cells)
 
 
 def shown_variants(result: JobResult) -> list[str]:
@@ -139,9 +129,12 @@ def header(result: JobResult) -> str:
     for h in inputs.human:
         direction = "higher is better" if h.higher_is_better else "lower is better (negated for correlations)"
         level = "published system scores (sys.tsv)" if h.sys_path is not None else "the mean of the judged segments"
-        lines.append(f"Human scores `{h.name}` ({direction}): system level from {level}"
-                     + (f", segment scores in {h.seg_path.name}" if h.seg_path is not None else ", no segment scores")
-                     + ".")
+        text = f"Human scores `{h.name}` ({direction}): system level from {level}"
+        text += f", segment scores in {h.seg_path.name}" if h.seg_path is not None else ", no segment scores"
+        if h.differs:
+            text += (f"; the published system scores of {listing(list(h.differs))} differ from the mean of their "
+                     "segment scores by more than 1e-6, and the system-level correlations use the published ones")
+        lines.append(text + ".")
     if not inputs.human:
         lines.append("No human scores: no correlations.")
     lines += ["", "Inputs (SHA-256, first 12 digits): " + ", ".join(
@@ -154,6 +147,9 @@ def systems_section(result: JobResult) -> str:
     same = identical_variants(result)
     first = variants[0]
     out = ["## Systems", ""]
+    if result.spec.paper_protocol:
+        out += ["Table 1 analogue (Papineni et al. 2002): BLEU of every system, human translations included, "
+                "per reference set and variant.", ""]
     for refset in result.refsets:
         cells = {(c.system.label, c.variant.name): c for c in result.cells_of(refset)}
         labels = sorted({s for s, _ in cells}, key=lambda s: (-cells[(s, first)].score.score, s))
@@ -223,12 +219,34 @@ def correlation_section(result: JobResult, kind: str) -> str:
                        for r in singles + [full]] for v in variants]
         out += ["Pearson r per reference set" + (" (MT systems only)" if has_human else "") + ":", "",
                 table(["variant"] + singles + [full], rows), ""]
+    wmt = [("system", "pairwise_accuracy", "none"), ("system", "soft_pairwise_accuracy", "none"),
+           ("system", "soft_pairwise_accuracy_corpus", "none"), ("segment", "acc_eq", "item")]
+    rows = []
+    for v in variants:
+        row: list[Any] = [v]
+        for level, m, g in wmt:
+            r = _corr(result, kind, v, full, level, m, not has_human, g)
+            cell = "" if r is None else fmt(r.correlation.value, 3)
+            if r is not None and m == "acc_eq":
+                cell += f" (eps {r.epsilon:.3g})"
+            row.append(cell)
+        rows.append(row)
+    if any(any(cell for cell in row[1:]) for row in rows):
+        out += ["WMT meta-evaluation statistics (google-research/mt-metrics-eval), references " + full
+                + (" (MT systems only)" if has_human else "") + ": pairwise accuracy (Kocmi et al. 2021), soft "
+                "pairwise accuracy (Thompson et al. 2024) from sentence BLEU as MTME does for BLEU, the same from "
+                "permuted corpus-BLEU statistics (corpus BLEU is not a sum of sentence BLEU), and tie-calibrated "
+                "accuracy acc_eq with its threshold (Deutsch et al. 2023).", "",
+                table(["variant", "pairwise accuracy", "soft pairwise accuracy", "soft pairwise accuracy (corpus)",
+                       "acc_eq (segment, item)"], rows), ""]
     seg_cols = [("pearson", "none"), ("kendall", "none"), ("kendall", "item"), ("kendall_like", "none")]
     rows = [[v] + [with_ci(_corr(result, kind, v, full, "segment", m, not has_human, g)) for m, g in seg_cols]
             for v in variants]
-    judged = _judged_pairs(result, kind)
+    judged, total = _judged_pairs(result, kind)
+    on = f"all {total:,} (system, segment) pairs" if judged == total else \
+        f"the {judged:,} judged (system, segment) pairs of {total:,}"
     out += ["Segment level: sentence BLEU vs segment human scores" + (" (MT systems only)" if has_human else "")
-            + f", on the {judged[0]:,} judged (system, segment) pairs of {judged[1]:,}; `none` pools all pairs, "
+            + f", on {on}; `none` pools all pairs, "
             "`item` correlates across systems per segment and averages; `kendall_like` is the WMT17-20 pairwise "
             "variant (metric ties count as discordant).", "",
             table(["variant"] + [f"{m} / {g}" for m, g in seg_cols], rows), ""]
@@ -310,11 +328,11 @@ def discussion(result: JobResult) -> str:
         if humans:
             allr = _corr(result, kind, first, full, "system", "pearson", True)
             if allr is not None and not math.isnan(allr.correlation.value) and not math.isnan(r.correlation.value):
-                move = "raises" if allr.correlation.value > r.correlation.value else "lowers"
+                change = allr.correlation.value - r.correlation.value
                 lines.append(f"- **With the human translation{'s' if len(humans) > 1 else ''}** "
                              f"({listing([s.label for s in humans])}) among the systems, r "
-                             f"{'rises' if move == 'raises' else 'falls'} from {r.correlation.value:.3f} to "
-                             f"{with_ci(allr)}.")
+                             f"{'rises' if change > 0 else 'falls'} from {r.correlation.value:.3f} to "
+                             f"{with_ci(allr)} ({change:+.3f}).")
             ranked = sorted((s for s in cells if s in h.sys), key=lambda s: -cells[s])
             judged = sorted((s for s in cells if s in h.sys), key=lambda s: -h.sys[s])
             for s in humans:
@@ -381,11 +399,38 @@ def comparisons_section(result: JobResult) -> str:
     return "\n".join(out)
 
 
+def ranking_section(result: JobResult) -> str:
+    """``meta_eval``: the variants ranked by each statistic, significance clusters as MTME's ``AssignRanks``."""
+    if not result.rankings:
+        return ""
+    out = ["## Ranking of the variants", "",
+           "Per statistic, variants by value; rank 1 is the top significance cluster, and a new cluster starts where "
+           "the best variant of the current one is significantly better (p <= 0.05) than the next, by MTME's tests "
+           f"(PERM-BOTH; the pair-swap test for acc_eq; {result.spec.n_samples} draws at most, early stopping in "
+           f"blocks of 100, seed {result.spec.seed}). Variants with identical scores share a rank. "
+           + ("On the MT systems only." if any(s.human for s in result.inputs.systems) else ""), ""]
+    stats = list(dict.fromkeys((r.level, r.statistic) for r in result.rankings))
+    for kind in dict.fromkeys(r.human_score for r in result.rankings):
+        by = {(r.level, r.statistic, r.variant): r for r in result.rankings if r.human_score == kind}
+        variants = list(dict.fromkeys(r.variant for r in result.rankings if r.human_score == kind))
+        top = {st: min((r.rank for k, r in by.items() if k[:2] == st), default=0) for st in stats}
+        rows = []
+        for v in sorted(variants, key=lambda v: sum(by[(*st, v)].rank for st in stats if (*st, v) in by)):
+            row: list[Any] = [v]
+            for st in stats:
+                r = by.get((*st, v))
+                row.append("" if r is None else f"{r.value:.3f} ({r.rank})" + (" *" if r.rank == top[st] else ""))
+            rows.append(row)
+        out += [f"### {kind}", "", table(["variant"] + [f"{lvl} {st}" for lvl, st in stats], rows), "",
+                "Value (rank); * = in the top cluster.", ""]
+    return "\n".join(out)
+
+
 def render(result: JobResult, figures: Sequence[str] = ()) -> str:
     """The whole ``report.md``."""
     body = [header(result), systems_section(result), significance_section(result)]
     body += [correlation_section(result, h.name) for h in result.inputs.human]
-    body += [comparisons_section(result), paper_section(result), discussion(result)]
+    body += [comparisons_section(result), ranking_section(result), paper_section(result), discussion(result)]
     if result.notes:
         body += ["## Notes", "", *[f"- {n}" for n in result.notes], ""]
     if figures:

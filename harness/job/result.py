@@ -100,6 +100,34 @@ class VariantComparison:
     comparison: Comparison
 
 
+@dataclass(frozen=True)
+class VariantRank:
+    """A variant's place among the job's variants by one statistic: ``rank`` 1 = the top significance cluster."""
+
+    human_score: str
+    level: str
+    statistic: str
+    variant: str
+    value: float
+    rank: int
+
+
+def identical_variants(cells: Iterable[Cell]) -> dict[str, str]:
+    """Variants whose every score equals an earlier variant's (e.g. ``paper`` = ``sacrebleu`` when no system's
+    corpus has an order without matches): ``{variant: the earlier one}``."""
+    scores: dict[str, list[float]] = {}
+    for c in cells:
+        scores.setdefault(c.variant.name, []).append(c.score.score)
+    same: dict[str, str] = {}
+    names = list(scores)
+    for i, name in enumerate(names):
+        for earlier in names[:i]:
+            if earlier not in same and scores[name] == scores[earlier]:
+                same[name] = earlier
+                break
+    return same
+
+
 @dataclass(frozen=True, eq=False)
 class JobResult:
     """Everything a job computed."""
@@ -118,6 +146,7 @@ class JobResult:
     cache_hits: int = 0
     cache_misses: int = 0
     dropped: tuple[str, ...] = field(default=())
+    rankings: tuple[VariantRank, ...] = ()
 
     @property
     def dataset(self) -> str:

@@ -6,7 +6,6 @@ system has none); ``significance`` has ``system_version_a`` / ``system_version_b
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
@@ -59,7 +58,6 @@ def segment_scores(result: JobResult) -> pa.Table:
     cols: dict[str, list[Any]] = {k: [] for k in [*SEGMENT_COLUMNS, "system_version"]}
     for c in result.cells:
         n = len(c.stats)
-        order = c.variant.options.max_ngram_order
         for key, value in (("dataset", result.dataset), ("refset", c.refset), ("system", c.system.name),
                            ("variant", c.variant.name), ("system_version", _version(c.system.version))):
             cols[key].append(pa.array(np.repeat(value, n), pa.string()))
@@ -71,7 +69,6 @@ def segment_scores(result: JobResult) -> pa.Table:
             flat = np.ascontiguousarray(arr, dtype=np.int64)
             offsets = np.arange(0, flat.size + 1, flat.shape[1], dtype=np.int32)
             cols[key].append(pa.ListArray.from_arrays(pa.array(offsets), pa.array(flat.ravel())))
-        del order
     if not result.cells:
         return pa.table({k: pa.array([]) for k in cols})
     return pa.table({k: pa.concat_arrays(v) for k, v in cols.items()})
@@ -116,15 +113,43 @@ def correlations(result: JobResult) -> pa.Table:
                          **{k: _FLOAT for k in ("value", "p_value", "ci_low", "ci_high", "epsilon")}})
 
 
+def variant_significance(result: JobResult) -> pa.Table:
+    """Tests between two variants' agreement with one kind of human scores: the best variant's system-level
+    Pearson r against each other's (``paired_bootstrap``), and (``meta_eval``) MTME's tests behind the ranking
+    (``perm_both``, ``pairs``); ``delta`` = statistic of b minus a, ``p_value`` as each test defines it."""
+    names = ["human_score", "statistic", "test", "variant_a", "variant_b", "value_a", "value_b", "delta", "p_value",
+             "ci_low", "ci_high", "n_samples", "seed"]
+    cols: dict[str, list[Any]] = {k: [] for k in names}
+    for row in result.variant_comparisons:
+        k = row.comparison
+        for key, value in zip(names, (row.human_score, row.statistic, k.test, k.a, k.b, k.value_a, k.value_b,
+                                      k.delta, k.p_value, k.ci_low, k.ci_high, k.n_samples, k.seed)):
+            cols[key].append(value)
+    return _table(cols, {**{k: pa.string() for k in names[:5]},
+                         **{k: _FLOAT for k in ("value_a", "value_b", "delta", "p_value", "ci_low", "ci_high")},
+                         "n_samples": pa.int64(), "seed": pa.int64()})
+
+
+def variant_ranking(result: JobResult) -> pa.Table:
+    """``meta_eval``: every variant's rank (1 = top significance cluster) by each statistic and human kind."""
+    names = ["dataset", "human_score", "level", "statistic", "variant", "value", "rank"]
+    cols: dict[str, list[Any]] = {k: [] for k in names}
+    for r in result.rankings:
+        for key, value in zip(names, (result.dataset, r.human_score, r.level, r.statistic, r.variant, r.value,
+                                      r.rank)):
+            cols[key].append(value)
+    return _table(cols, {**{k: pa.string() for k in names[:5]}, "value": _FLOAT, "rank": pa.int64()})
+
+
 def build_tables(result: JobResult) -> dict[str, pa.Table]:
-    """Every table of the job, by name (``segment_scores`` only with ``segment_table``)."""
+    """Every table of the job, by name (``segment_scores`` only with ``segment_table``; ``variant_ranking`` with
+    ``meta_eval``)."""
     out = {"system_scores": system_scores(result)}
     if result.spec.segment_table:
         out["segment_scores"] = segment_scores(result)
     out["significance"] = significance(result)
     out["correlations"] = correlations(result)
+    out["variant_significance"] = variant_significance(result)
+    if result.spec.meta_eval:
+        out["variant_ranking"] = variant_ranking(result)
     return out
-
-
-def is_missing(value: Any) -> bool:
-    return value is None or (isinstance(value, float) and math.isnan(value))

@@ -1,0 +1,223 @@
+"""The WMT metrics-task statistics of a job's BLEU variants, and (``meta_eval``) their ranking with significance.
+
+Since WMT23 metrics are ranked by system-level pairwise accuracy (Kocmi et al. 2021), soft pairwise accuracy
+(Thompson et al. 2024) and segment-level tie-calibrated accuracy ``acc_eq`` (Deutsch et al. 2023), computed as
+google-research/mt-metrics-eval (MTME) computes them (:mod:`harness.core.meta_eval`). For every variant against
+the full reference set and every kind of human scores, with and without human translations among the systems:
+
+- ``pairwise_accuracy`` (system level): on the systems with a system-level human score;
+- ``soft_pairwise_accuracy`` (system level): the variant's *sentence* BLEU as segment scores, as MTME does for
+  BLEU, on the segments every compared system has a human score for; ``soft_pairwise_accuracy_corpus`` permutes
+  corpus-BLEU statistics instead (corpus BLEU is not a sum of sentence BLEU);
+- ``acc_eq`` (segment level, grouped by item), with its tie threshold ``epsilon``.
+
+With ``meta_eval``, the variants are ranked by each statistic (and by system- and segment-level Pearson) into
+significance clusters: walking down the variants sorted by value, a new cluster starts where the best variant of
+the current cluster is significantly better (p <= 0.05) than the next one (:func:`assign_ranks`), by MTME's paired
+tests (PERM-BOTH for the correlations and accuracies, the pair-swap test for ``acc_eq``), seeded, with MTME's
+early stopping in blocks of 100 draws (its WMT setting).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from ..core import meta_eval as mtme
+from ..core.bleu import score_fn, stack
+from ..core.correlation import Correlation
+from ..core.options import get_profile
+from ..core.significance import Comparison
+from .dataset import refset_name
+from .human import HumanScores
+from .inputs import Inputs
+from .result import Cell, CorrelationResult, VariantComparison, VariantRank
+from .spec import JobSpec
+
+log = logging.getLogger(__name__)
+
+NAN = math.nan
+#: MTME's block size for early stopping in its WMT tasks.
+BLOCK = 100
+ALPHA = 0.05
+#: (level, statistic) by which ``meta_eval`` ranks the variants.
+RANKED: tuple[tuple[str, str], ...] = (("system", "pearson"), ("system", "pairwise_accuracy"),
+                                       ("system", "soft_pairwise_accuracy"), ("segment", "pearson"),
+                                       ("segment", "acc_eq"))
+
+
+def _subset_cells(cells: Sequence[Cell], variant: str, full: str, include_human: bool) -> list[Cell]:
+    return [c for c in cells if c.refset == full and c.variant.name == variant and (include_human or not c.system.human)]
+
+
+def _subsets(inputs: Inputs) -> list[bool]:
+    return [True, False] if any(s.human for s in inputs.systems) else [True]
+
+
+def wmt_statistics(spec: JobSpec, inputs: Inputs, cells: Sequence[Cell], human: HumanScores
+                   ) -> list[CorrelationResult]:
+    """The WMT statistics of every variant (full reference set), both subsets, one kind of human scores."""
+    human = human.oriented()
+    full = refset_name(inputs.full_refset)
+    rows: list[CorrelationResult] = []
+    for include_human in _subsets(inputs):
+        human_p: np.ndarray | None = None
+        for variant in spec.variants:
+            group = [c for c in _subset_cells(cells, variant.name, full, include_human) if c.system.label in human.sys]
+            if len(group) < 2:
+                continue
+            labels = [c.system.label for c in group]
+            bleu = np.array([c.score.score for c in group])
+            hsys = np.array([human.sys[s] for s in labels])
+            acc, n_pairs = mtme.pairwise_accuracy(bleu, hsys)
+            rows.append(_row(full, variant.name, human.name, include_human, "system", "pairwise_accuracy", acc,
+                             n_pairs))
+            judged = [c for c in group if c.system.label in human.seg]
+            if len(judged) < 2:
+                continue
+            hseg = np.stack([human.seg[c.system.label] for c in judged])
+            sent = np.stack([c.sentence for c in judged])
+            systems, segments = mtme.complete_block(hseg)
+            if systems.size < 2 or segments.size == 0:
+                continue
+            block_h = hseg[np.ix_(systems, segments)]
+            if human_p is None or human_p.shape[0] != systems.size:
+                human_p = mtme.pairwise_p_values(block_h)
+            n_block = int(systems.size * segments.size)
+            spa = mtme.soft_pairwise_accuracy(sent, hseg, human_p_values=human_p)
+            rows.append(_row(full, variant.name, human.name, include_human, "system", "soft_pairwise_accuracy", spa,
+                             n_block))
+            if get_profile(variant.options.profile).additive:
+                stats = stack([c.stats for c in judged], variant.options)
+                spc = mtme.soft_pairwise_accuracy_corpus(stats, score_fn(variant.options), hseg,
+                                                         human_p_values=human_p)
+                rows.append(_row(full, variant.name, human.name, include_human, "system",
+                                 "soft_pairwise_accuracy_corpus", spc, n_block))
+            found = mtme.acc_eq(sent, hseg)
+            n_items = int((np.isfinite(hseg).sum(axis=0) >= 2).sum())
+            rows.append(_row(full, variant.name, human.name, include_human, "segment", "acc_eq", found.value, n_items,
+                             grouping="item", epsilon=found.epsilon))
+    return rows
+
+
+def _row(refset: str, variant: str, kind: str, include_human: bool, level: str, method: str, value: float, n: int,
+         grouping: str = "none", epsilon: float = NAN) -> CorrelationResult:
+    return CorrelationResult(refset, variant, kind, include_human,
+                             Correlation(level, method, grouping, float(value), NAN, NAN, NAN, int(n)), epsilon)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# ranking the variants (meta_eval)
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def _pearson(m: np.ndarray, h: np.ndarray) -> float:
+    ok = np.isfinite(m) & np.isfinite(h)
+    if ok.sum() < 3 or np.ptp(m[ok]) == 0 or np.ptp(h[ok]) == 0:
+        return NAN
+    return float(np.corrcoef(m[ok], h[ok])[0, 1])
+
+
+def _tester(level: str, statistic: str, metric: dict[str, np.ndarray], human: np.ndarray, spec: JobSpec
+            ) -> Callable[[str, str], mtme.SigDiff]:
+    """The MTME test of "b better than a" for one statistic."""
+    kw = {"n_draws": spec.n_samples, "seed": spec.seed, "block_size": min(BLOCK, spec.n_samples)}
+    if statistic == "acc_eq":
+        return lambda a, b: mtme.acc_eq_pairs_test(metric[a], metric[b], human, **kw)
+    if statistic == "pairwise_accuracy":
+        return lambda a, b: mtme.pairwise_accuracy_test(metric[a], metric[b], human, **kw)
+    if statistic == "soft_pairwise_accuracy":
+        return lambda a, b: mtme.soft_pairwise_accuracy_test(metric[a], metric[b], human, **kw)
+    return lambda a, b: mtme.perm_both_test(metric[a], metric[b], human, _pearson, **kw)
+
+
+def assign_ranks(values: dict[str, float], test: Callable[[str, str], mtme.SigDiff], alpha: float = ALPHA
+                 ) -> tuple[dict[str, int], list[tuple[str, str, mtme.SigDiff]]]:
+    """Significance clusters of the variants: by value (best first), the rank goes up by one where the best
+    variant of the current cluster (its head) is significantly better (p <= alpha) than the next variant, which
+    then heads the next cluster (``test(next, head)``: is the head better than the next one?).
+
+    MTME's ``AssignRanks`` tests the next variant against every member of the current cluster; with one test per
+    variant the walk stays affordable for tests that recompute 1000 permutation p-values per draw (soft pairwise
+    accuracy), and it is the rule of our system clusters (:func:`harness.core.significance.significance_clusters`).
+    Returns the ranks and the tests run."""
+    order = sorted((v for v in values if math.isfinite(values[v])), key=lambda v: -values[v])
+    ranks: dict[str, int] = {}
+    done: list[tuple[str, str, mtme.SigDiff]] = []
+    head: str | None = None
+    rank = 0
+    for v in order:
+        if head is not None:
+            found = test(v, head)
+            done.append((v, head, found))
+        if head is None or found.p_value <= alpha:
+            rank += 1
+            head = v
+        ranks[v] = rank
+    return ranks, done
+
+
+def _identical(metric: dict[str, np.ndarray]) -> dict[str, str]:
+    """``{variant: the earlier variant whose scores it equals exactly}``."""
+    out: dict[str, str] = {}
+    names = list(metric)
+    for i, v in enumerate(names):
+        for earlier in names[:i]:
+            if earlier not in out and np.array_equal(metric[v], metric[earlier], equal_nan=True):
+                out[v] = earlier
+                break
+    return out
+
+
+def rank_variants(spec: JobSpec, inputs: Inputs, cells: Sequence[Cell], human: HumanScores,
+                  rows: Sequence[CorrelationResult], progress: Any = None
+                  ) -> tuple[list[VariantRank], list[VariantComparison]]:
+    """Every (level, statistic) of :data:`RANKED`: the variants ranked into significance clusters (on the MT
+    systems when human translations are among the systems, else all), one kind of human scores."""
+    human = human.oriented()
+    full = refset_name(inputs.full_refset)
+    include_human = not any(s.human for s in inputs.systems)
+    by_variant = {v.name: _subset_cells(cells, v.name, full, include_human) for v in spec.variants}
+    first = next(iter(by_variant.values()))
+    sys_labels = [c.system.label for c in first if c.system.label in human.sys]
+    seg_labels = [c.system.label for c in first if c.system.label in human.seg]
+    ranks: list[VariantRank] = []
+    comparisons: list[VariantComparison] = []
+    value_of = {(r.variant, r.correlation.level, r.correlation.method): r.correlation.value for r in rows
+                if r.human_score == human.name and r.refset == full and r.include_human == include_human
+                and r.correlation.grouping == ("item" if r.correlation.method == "acc_eq" else "none")}
+    for level, statistic in RANKED:
+        by_system = level == "system" and statistic != "soft_pairwise_accuracy"  # SPA reads segment scores
+        labels = sys_labels if by_system else seg_labels
+        if len(labels) < 3:
+            continue
+        if by_system:
+            metric = {v: np.array([next(c.score.score for c in g if c.system.label == s) for s in labels])
+                      for v, g in by_variant.items()}
+            target = np.array([human.sys[s] for s in labels])
+        else:
+            metric = {v: np.stack([next(c.sentence for c in g if c.system.label == s) for s in labels])
+                      for v, g in by_variant.items()}
+            target = np.stack([human.seg[s] for s in labels])
+            if statistic == "pearson":  # pooled over the judged pairs only
+                target = target.copy()
+                for v in metric:
+                    metric[v] = np.where(np.isnan(target), np.nan, metric[v])
+        twin = _identical(metric)  # a variant with the very scores of an earlier one is ranked as that one
+        values = {v: value_of.get((v, level, statistic), NAN) for v in metric if v not in twin}
+        test = _tester(level, statistic, metric, target, spec)
+        found, done = assign_ranks(values, test)
+        found.update({v: found[t] for v, t in twin.items() if t in found})
+        ranks += [VariantRank(human.name, level, statistic, v, value_of.get((v, level, statistic), NAN), found[v])
+                  for v in metric if v in found]
+        test_name = "pairs" if statistic == "acc_eq" else "perm_both"
+        for b, a, sig in done:  # a (already ranked, better) against b
+            comparisons.append(VariantComparison(human.name, f"{level}.{statistic}", Comparison(
+                test_name, b, a, values[b], values[a], sig.delta, sig.delta, sig.p_value, NAN, NAN, sig.n_draws,
+                spec.seed)))
+        if progress is not None:
+            progress.update(1)
+    return ranks, comparisons
