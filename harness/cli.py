@@ -4,7 +4,8 @@
 (``harness-score ref.txt < hyp.txt``, as ``sacrebleu ref.txt < hyp.txt``); ``-b`` prints the score only, ``-w``
 its decimals; JSON objects carry sacrebleu's keys (``name`` = ``BLEU``, ``score``, ``signature``,
 ``verbose_score``, the signature fields, ``version``) as well as ours; several hypothesis files give a list shaped
-like sacrebleu's multi-system output (``system`` and ``BLEU`` in every object). With ``-i`` the JSON output is always
+like sacrebleu's multi-system output (``system`` and ``BLEU`` in every object; with ``--paired-bs/--paired-ar``
+``BLEU`` is sacrebleu's object of ``score``, ``p_value``, ``mean``, ``ci``). With ``-i`` the JSON output is always
 a list (one object per hypothesis file); from standard input it is the single object sacrebleu prints.
 
 It starts fast: no mlflow, no hydra, no pandas (a test checks ``sys.modules``). Bad input is one line on stderr
@@ -269,6 +270,8 @@ def report_paired(systems: list[System], opts: BleuOptions, args: argparse.Names
     for system, res in zip(systems, results):
         score = corpus_score(system.stats, opts, extra)
         row = {**score_object(system, score, args.width, True), "p_value": res.p_value}
+        # sacrebleu's paired-test JSON holds the metric as an object, not the formatted score
+        row["BLEU"] = {"score": res.score, "p_value": res.p_value, "mean": res.mean, "ci": res.ci}
         if args.confidence or test == "bs":
             row.update({"ci_low": res.ci_low, "ci_high": res.ci_high})
             if args.confidence:

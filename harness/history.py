@@ -1,16 +1,20 @@
 """``harness-history``: one system's BLEU across its versions, from the MLflow runs alone.
 
-Every ``harness`` job logs a nested MLflow run per system x refset x variant (metric ``bleu``, ``ci_low``,
+Every ``harness`` job logs a nested MLflow run per system version x refset x variant (metric ``bleu``, ``ci_low``,
 ``ci_high``; tags ``system``, ``system_version``, ``refset``, ``variant``, ``signature``, ``sha256.ref.*``) under a
-parent run holding the job's tables as artifacts. This command picks the runs of one system, refset and variant,
-keeps the newest run of every version, orders the versions (numerically when every version is a number, else by
-the time each version was first scored) and prints, per version: BLEU, its confidence interval, the delta to the
-previous version and the p-value of a paired test against the previous version and against the best earlier one.
+parent run holding the job's tables and ``manifest.json`` as artifacts; MLflow records each job once. Versions
+(``systems/NAME@VERSION.txt``) may be scored together in one job or in separate jobs, in any mix. This command
+picks the runs of one system, refset and variant, keeps the newest run of every version, orders the versions
+(numerically when every version is a number, else by when each was first scored, the versions of one job in
+natural order) and prints, per version: BLEU, its confidence interval, the delta to the previous version and the
+p-value of a paired test against the previous version and against the best earlier one.
 
 Paired tests are computed from the per-segment sufficient statistics stored in each job's
-``segment_scores.parquet`` artifact (downloaded through MLflow, so it works against a remote tracking server and
-after the job folders are gone), never recomputed from text, and only between runs with the same signature, the
-same reference hashes and the same number of segments; anything else is refused, naming the field and both values.
+``segment_scores.parquet`` artifact (the rows of the version's ``system_version``; downloaded through MLflow, so it
+works against a remote tracking server and after the job folders are gone, and trusted only when the job's
+``manifest.json`` artifact lists it with the same SHA-256), never recomputed from text, and only between runs with
+the same signature, the same reference hashes and the same number of segments; anything else is refused, naming the
+field and both values.
 
 ``--fail-on-regression`` turns it into a gate: exit status 1 (one line on stderr) when the newest version is
 significantly worse (``p < --alpha``, BLEU lower) than the previous version or the best earlier one.
@@ -38,8 +42,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .errors import HarnessError
-from .errors import TrackingError
+from .errors import HarnessError, TrackingError
+from .job.dataset import natural_key
 from .sinks.mlflow import check_server, configure_client, default_uri
 
 PROG = "harness-history"
@@ -125,7 +129,7 @@ class Version:
     run_id: str
     parent_id: str
     start_time: int  # ms since the epoch, of this (newest) run
-    first_seen: int  # ms, the earliest run of this version
+    first_seen: int  # ms, the start of the earliest job (parent run) that scored this version
     bleu: float
     ci_low: float | None
     ci_high: float | None
@@ -212,7 +216,8 @@ def select_versions(runs: Sequence[Any], system: str, refset: str | None, varian
         n_seg = parent.data.params.get("n_segments")
         versions.append(Version(
             version=version, run_id=run.info.run_id, parent_id=parent.info.run_id,
-            start_time=int(run.info.start_time or 0), first_seen=int(group[0].info.start_time or 0), bleu=bleu,
+            start_time=int(run.info.start_time or 0), bleu=bleu,
+            first_seen=min(int(by_id[r.data.tags["mlflow.parentRunId"]].info.start_time or 0) for r in group),
             ci_low=_metric(run, "ci_low"), ci_high=_metric(run, "ci_high"),
             signature=run.data.tags.get("signature", ""),
             ref_hashes={k: v for k, v in run.data.tags.items() if k.startswith("sha256.ref.")},
@@ -226,10 +231,12 @@ def numeric_versions(labels: Sequence[str]) -> bool:
 
 
 def order_versions(versions: list[Version]) -> list[Version]:
-    """Numerically when every version is a number (``2 < 10``), else by when each version was first scored."""
+    """Numerically when every version is a number (``2 < 10``), else by when each version was first scored (the
+    start of its first job); versions first scored by the same job in natural order (``step-9`` before
+    ``step-10``), as that job ordered them."""
     if numeric_versions([v.version for v in versions]):
         return sorted(versions, key=lambda v: (float(v.version), v.first_seen))
-    return sorted(versions, key=lambda v: (v.first_seen, v.version))
+    return sorted(versions, key=lambda v: (v.first_seen, natural_key(v.version), v.version))
 
 
 def cut_versions(versions: list[Version], up_to: str | None) -> list[Version]:
@@ -287,17 +294,22 @@ def check_comparable(versions: Sequence[Version], system: str) -> None:
                                f"paired tests need the same signature, reference hashes and segments{hint}")
 
 
-def segment_matrix(frame: Any, system: str, refset: str, variant: str, where: str) -> np.ndarray:
+def segment_matrix(frame: Any, system: str, version: str, refset: str, variant: str, where: str) -> np.ndarray:
     """The ``[n, 2 + 2N]`` statistics ``[hyp_len, ref_len, matches_1..N, totals_1..N]`` of one cell of a
-    ``segment_scores`` table, ordered by ``seg_id`` (``ref_len`` is already the variant's effective length)."""
-    rows = frame[(frame["system"] == system) & (frame["refset"] == refset) & (frame["variant"] == variant)]
+    ``segment_scores`` table (one system version, refset and variant: a job may score several versions of a
+    system), ordered by ``seg_id`` (``ref_len`` is already the variant's effective length)."""
+    mask = (frame["system"] == system) & (frame["refset"] == refset) & (frame["variant"] == variant)
+    if "system_version" in frame.columns:
+        mask &= frame["system_version"].fillna("") == version
+    rows = frame[mask]
+    label = f"{system}@{version}" if version else system
     if rows.empty:
-        raise HistoryError(f"{where}: no segment statistics of {system} / {refset} / {variant}")
+        raise HistoryError(f"{where}: no segment statistics of {label} / {refset} / {variant}")
     rows = rows.sort_values("seg_id", kind="stable")
     seg = rows["seg_id"].to_numpy()
     if not np.array_equal(seg, np.arange(len(rows))):
-        raise HistoryError(f"{where}: segment ids of {system} / {refset} / {variant} are not 0..{len(rows) - 1} "
-                           "once each (several versions of the system in one job?)")
+        raise HistoryError(f"{where}: segment ids of {label} / {refset} / {variant} are not 0..{len(rows) - 1} "
+                           "once each")
     matches = np.vstack([np.asarray(m, dtype=np.float64) for m in rows["matches"]])
     totals = np.vstack([np.asarray(t, dtype=np.float64) for t in rows["totals"]])
     return np.column_stack([rows["hyp_len"].to_numpy(np.float64), rows["ref_len"].to_numpy(np.float64),
@@ -307,6 +319,32 @@ def segment_matrix(frame: Any, system: str, refset: str, variant: str, where: st
 class Artifacts:
     """Each job's ``segment_scores.parquet``, downloaded once through MLflow into a temporary folder, and trusted
     only when the job's ``manifest.json`` artifact lists it with the same SHA-256 (a complete generation)."""
+
+    def __init__(self, client: Any, folder: str) -> None:
+        self.client = client
+        self.folder = Path(folder)
+        self._frames: dict[str, Any] = {}
+
+    def segments(self, parent_id: str) -> Any:
+        """The job's segment table (the columns the paired tests need), verified against its manifest."""
+        if parent_id not in self._frames:
+            import pandas as pd
+            import pyarrow.parquet as pq
+
+            dst = self.folder / parent_id
+            dst.mkdir(parents=True, exist_ok=True)
+            try:
+                path = self.client.download_artifacts(parent_id, SEGMENT_TABLE, str(dst))
+            except Exception as exc:
+                raise HistoryError(f"job run {parent_id} has no {SEGMENT_TABLE} artifact ({type(exc).__name__}: "
+                                   f"{str(exc).splitlines()[0] if str(exc) else ''}; scored with "
+                                   "segment_table=false?): no paired tests without segment statistics") from None
+            self._verify(parent_id, Path(path), dst)
+            columns = ["refset", "system", "variant", "seg_id", "hyp_len", "ref_len", "matches", "totals"]
+            if "system_version" in pq.read_schema(path).names:  # every table has it (DESIGN 1.7); be lenient
+                columns.append("system_version")
+            self._frames[parent_id] = pd.read_parquet(path, columns=columns)
+        return self._frames[parent_id]
 
     def _verify(self, parent_id: str, path: Path, dst: Path) -> None:
         from .job.folder import MANIFEST, sha256_of
@@ -321,28 +359,6 @@ class Artifacts:
             raise HistoryError(f"job run {parent_id}: {SEGMENT_TABLE} is not the one its {MANIFEST} lists (an "
                                "incomplete or mixed generation); refusing to test on it")
 
-    def __init__(self, client: Any, folder: str) -> None:
-        self.client = client
-        self.folder = Path(folder)
-        self._frames: dict[str, Any] = {}
-
-    def segments(self, parent_id: str) -> Any:
-        if parent_id not in self._frames:
-            import pandas as pd
-
-            dst = self.folder / parent_id
-            dst.mkdir(parents=True, exist_ok=True)
-            try:
-                path = self.client.download_artifacts(parent_id, SEGMENT_TABLE, str(dst))
-            except Exception as exc:
-                raise HistoryError(f"job run {parent_id} has no {SEGMENT_TABLE} artifact ({type(exc).__name__}: "
-                                   f"{str(exc).splitlines()[0] if str(exc) else ''}; scored with "
-                                   "segment_table=false?): no paired tests without segment statistics") from None
-            self._verify(parent_id, Path(path), dst)
-            columns = ["refset", "system", "variant", "seg_id", "hyp_len", "ref_len", "matches", "totals"]
-            self._frames[parent_id] = pd.read_parquet(path, columns=columns)
-        return self._frames[parent_id]
-
 
 def load_statistics(client: Any, versions: Sequence[Version], system: str, refset: str, variant: str,
                     score_fn: Any) -> list[np.ndarray]:
@@ -352,7 +368,7 @@ def load_statistics(client: Any, versions: Sequence[Version], system: str, refse
         mats = []
         for v in versions:
             where = f"version {v.label} (run {v.run_id})"
-            X = segment_matrix(store.segments(v.parent_id), system, refset, variant, where)
+            X = segment_matrix(store.segments(v.parent_id), system, v.version, refset, variant, where)
             if mats and X.shape != mats[0].shape:
                 raise HistoryError(f"{system} version {v.label} cannot be compared with version "
                                    f"{versions[0].label}: number of segments differs: {mats[0].shape[0]} vs "

@@ -88,21 +88,32 @@ def _distributed() -> Any:
 
 @dataclass(frozen=True)
 class _Failure:
-    """An :class:`InputError` carried back from a worker with its fields (exception pickling would lose them)."""
+    """A :class:`HarnessError` (bad input; an option a worker cannot honour) carried back from a worker: its class,
+    message and fields. Pickling the exception itself would fail: unpickling calls the class with ``args`` (the
+    message alone), which the located error classes (:class:`EncodingError`, :class:`ConfigError`...) do not
+    accept."""
 
-    reason: str
-    path: str | None
-    line: int | None
+    cls: type[HarnessError]
+    message: str
+    fields: dict[str, Any]
 
-    def error(self) -> InputError:
-        return InputError(self.reason, self.path, self.line)
+    @classmethod
+    def of(cls, exc: HarnessError) -> _Failure:
+        return cls(type(exc), str(exc), dict(vars(exc)))
+
+    def error(self) -> HarnessError:
+        """The worker's error again: same class, same message, same fields (``path``, ``line``, ``byte_offset``...)."""
+        exc = self.cls.__new__(self.cls)
+        Exception.__init__(exc, self.message)
+        vars(exc).update(self.fields)
+        return exc
 
 
 def _guarded(fn: Callable[..., Any], *args: Any) -> Any:
     try:
         return fn(*args)
-    except InputError as exc:
-        return _Failure(exc.reason, exc.path, exc.line)
+    except HarnessError as exc:
+        return _Failure.of(exc)
 
 
 def _probe_impl(path: str) -> tuple[int, bytes, bytes]:
@@ -192,8 +203,8 @@ def _read_span(span: _Span, strict: bool) -> list[str]:
     except BadCharacterError as exc:
         raise BadCharacterError(span.path, int(exc.line) + shift, int(exc.column), exc.label,  # type: ignore[arg-type]
                                 exc.n_more, f"lines {span.first + 1}-{span.stop}") from None
-    except InputError as exc:
-        raise InputError(exc.reason, span.path, None if exc.line is None else exc.line + shift) from None
+    except InputError as exc:  # the other located errors (a BOM inside the file, a stray CR in strict mode, ...)
+        raise exc.relocated(span.path, shift, start - len(pad)) from None
     if pad:
         lines = lines[1:]
     if tail_pad:
@@ -273,7 +284,7 @@ def _last_line_empty(tail: bytes, size: int, bom: bool, crlf: bool) -> bool:
 
 
 class _Runner:
-    """Submits module-level tasks to a Dask client and brings results (or an InputError) back in order."""
+    """Submits module-level tasks to a Dask client and brings results (or the first task's error) back in order."""
 
     def __init__(self, client: Any) -> None:
         self.client = client
@@ -373,7 +384,8 @@ def sharded_statistics(hyp_path: str | os.PathLike[str], ref_paths: Sequence[str
         calls = []
         for first in range(0, n, int(shard_segments)):
             stop = min(n, first + int(shard_segments))
-            spans = [_Span(ix.path, first, stop, ix.boundary(first), ix.boundary(stop), ix.crlf, ix.size) for ix in indexes]
+            spans = [_Span(ix.path, first, stop, ix.boundary(first), ix.boundary(stop), ix.crlf, ix.size)
+                     for ix in indexes]
             calls.append((spans, opts, strict))
         parts = runner.map(_shard, calls)
     return SegmentStats.concat(parts)

@@ -1,45 +1,73 @@
-"""`harness-score` as a user runs it: real processes, the sacrebleu CLI as the oracle, one-line errors."""
+"""`harness-score` as a user runs it: real processes, the sacrebleu CLI as the oracle, a drop-in for sacrebleu's
+output in scripts, one-line errors."""
 
 from __future__ import annotations
 
 import json
-import shutil
+import os
+import re
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
 
-from support import CANDIDATES
+from support import DEMO, executable
 
-DATA = CANDIDATES[0]
-REF_C, REF_D = str(DATA / "refs" / "ref-C.txt"), str(DATA / "refs" / "ref-D.txt")
-SYS = {n: str(DATA / "systems" / f"{n}.txt") for n in ("Nemo", "UEdin", "Online-W")}
-BIN = Path(sys.executable).parent
+REF_C, REF_D = str(DEMO / "refs" / "ref-C.txt"), str(DEMO / "refs" / "ref-D.txt")
+SYS = {n: str(DEMO / "systems" / f"{n}.txt") for n in ("Nemo", "UEdin", "Online-W")}
+#: The fields of sacrebleu's signature that describe the BLEU computed (``version`` differs by design).
+SIGNATURE_FIELDS = ("nrefs", "case", "eff", "tok", "smooth")
 
 
-def run(*args: str, check: bool = True) -> subprocess.CompletedProcess:
-    exe = shutil.which("harness-score") or str(BIN / "harness-score")
-    proc = subprocess.run([exe, *args], capture_output=True, text=True, timeout=300)
+def run(*args: str, check: bool = True, stdin: str | None = None) -> subprocess.CompletedProcess:
+    """``harness-score ARGS`` (``stdin``: a file fed to standard input)."""
+    with open(stdin, "rb") if stdin else open(os.devnull, "rb") as feed:
+        proc = subprocess.run([executable("harness-score"), *args], stdin=feed, capture_output=True, timeout=300)
+    proc = subprocess.CompletedProcess(proc.args, proc.returncode, proc.stdout.decode(), proc.stderr.decode())
     if check and proc.returncode != 0:
         raise AssertionError(proc.stderr)
     return proc
 
 
-def sacrebleu_cli(*args: str) -> str:
-    exe = shutil.which("sacrebleu") or str(BIN / "sacrebleu")
-    return subprocess.run([exe, *args], capture_output=True, text=True, timeout=300, check=True).stdout
+def sacrebleu_cli(*args: str, stdin: str | None = None) -> str:
+    with open(stdin, "rb") if stdin else open(os.devnull, "rb") as feed:
+        return subprocess.run([executable("sacrebleu"), *args], stdin=feed, capture_output=True, timeout=300,
+                              check=True).stdout.decode()
+
+
+def signature_fields(signature: str) -> dict[str, str]:
+    return dict(part.split(":", 1) for part in signature.split("|"))
+
+
+def assert_indent_1(text: str) -> None:
+    """Exactly ``json.dumps(..., indent=1)`` of what it holds: every JSON output is indented alike."""
+    assert text == json.dumps(json.loads(text), indent=1, ensure_ascii=False) + "\n"
+
+
+def assert_one_line_error(proc: subprocess.CompletedProcess, status: int) -> str:
+    assert proc.returncode == status, (proc.returncode, proc.stderr)
+    assert proc.stdout == "" and "Traceback" not in proc.stderr
+    assert proc.stderr.count("\n") == 1 and proc.stderr.startswith("harness-score: error: "), proc.stderr
+    return proc.stderr.strip()
+
+
+# --- scores: the sacrebleu CLI is the oracle ------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("options", [[], ["--tokenize", "intl"], ["--lowercase"], ["--smooth-method", "none"],
                                      ["--tokenize", "char", "--smooth-method", "floor", "--smooth-value", "0.2"]])
 def test_scores_equal_the_sacrebleu_cli(options):
-    ours = json.loads(run(REF_C, REF_D, "-i", SYS["Nemo"], "--format", "json", *options).stdout)[0]
+    out = run(REF_C, REF_D, "-i", SYS["Nemo"], "--format", "json", *options).stdout
+    ours = json.loads(out)
+    assert isinstance(ours, list) and len(ours) == 1  # with -i: always a list
+    ours = ours[0]
     theirs = json.loads(sacrebleu_cli(REF_C, REF_D, "-i", SYS["Nemo"], "-f", "json", "-w", "10", *options))
     assert abs(ours["score"] - theirs["score"]) < 1e-9
-    assert ours["name"] == "Nemo" and len(ours["precisions"]) == 4
-    assert f"hyp_len = {ours['hyp_len']} ref_len = {ours['ref_len']}" in theirs["verbose_score"]
-    assert {"score", "precisions", "bp", "ratio", "hyp_len", "ref_len", "signature"} <= set(ours)
+    assert ours["name"] == "BLEU" and ours["system"] == "Nemo" and len(ours["precisions"]) == 4
+    assert ours["verbose_score"] == theirs["verbose_score"]
+    assert {"score", "precisions", "bp", "ratio", "hyp_len", "ref_len", "signature", "counts", "totals"} <= set(ours)
 
 
 def test_text_output_is_the_sacrebleu_score_line():
@@ -55,8 +83,10 @@ def test_several_systems_and_tsv():
 
 
 def test_sentence_level_json():
-    rows = json.loads(run(REF_C, "-i", SYS["Nemo"], "--sentence-level", "--format", "json").stdout)
-    assert len(rows) == 527 and rows[3]["seg_id"] == 3
+    out = run(REF_C, "-i", SYS["Nemo"], "--sentence-level", "--format", "json").stdout
+    assert_indent_1(out)
+    rows = json.loads(out)
+    assert len(rows) == 527 and rows[3]["seg_id"] == 3 and rows[3]["name"] == "BLEU"
     theirs = sacrebleu_cli(REF_C, "-i", SYS["Nemo"], "--sentence-level", "-b", "-w", "10").split()
     assert all(abs(r["score"] - float(t)) < 1e-8 for r, t in zip(rows, theirs))
 
@@ -65,10 +95,22 @@ def test_sentence_level_json():
 def test_paired_tests_equal_the_sacrebleu_cli(test):
     systems = [SYS["Nemo"], SYS["UEdin"], SYS["Online-W"]]
     extra = ["--n-samples", "2000"] if test == "--paired-ar" else []
-    ours = json.loads(run(REF_C, "-i", *systems, test, "--format", "json", *extra).stdout)
+    out = run(REF_C, "-i", *systems, test, "--format", "json", *extra).stdout
+    assert_indent_1(out)
+    ours = json.loads(out)
     flag = "--paired-ar-n" if test == "--paired-ar" else "--paired-bs-n"
     theirs = json.loads(sacrebleu_cli(REF_C, "-i", *systems, test, flag, "2000" if extra else "1000", "-f", "json"))
-    assert ours[0]["p_value"] is None
+    assert ours[0]["p_value"] is None and ours[0]["BLEU"]["p_value"] is None
+    assert [o["system"] for o in ours] == systems
+    for mine, their in zip(ours, theirs):
+        # sacrebleu's shape: BLEU is an object of score, p_value, mean and ci (mean and ci null for AR)
+        assert set(mine["BLEU"]) == set(their["BLEU"])
+        for key, value in their["BLEU"].items():
+            if value is None:
+                assert mine["BLEU"][key] is None, key
+            else:
+                assert mine["BLEU"][key] == pytest.approx(value, abs=1e-9), key
+        assert mine["p_value"] == mine["BLEU"]["p_value"]
     for mine, their in zip(ours[1:], theirs[1:]):
         assert mine["p_value"] == pytest.approx(their["BLEU"]["p_value"], abs=1e-12)
     text = run(REF_C, "-i", *systems, test, *extra).stdout
@@ -78,22 +120,128 @@ def test_paired_tests_equal_the_sacrebleu_cli(test):
 def test_confidence_interval_matches_sacrebleu():
     ours = json.loads(run(REF_C, "-i", SYS["Nemo"], "--confidence", "--format", "json").stdout)[0]
     theirs = json.loads(sacrebleu_cli(REF_C, "-i", SYS["Nemo"], "--confidence", "-f", "json", "-w", "10"))
-    assert ours["mean"] == pytest.approx(theirs["confidence_mean"], abs=1e-6)
-    assert ours["ci"] == pytest.approx(theirs["confidence_var"], abs=1e-6)
+    assert ours["mean"] == pytest.approx(theirs["confidence_mean"], abs=1e-9)
+    assert ours["ci"] == pytest.approx(theirs["confidence_var"], abs=1e-9)
     assert ours["ci_low"] < ours["score"] < ours["ci_high"]
 
 
+# --- a drop-in for the sacrebleu CLI in scripts ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("options", [[], ["-lc", "-tok", "intl", "-s", "floor", "-sv", "0.2"], ["--confidence"]],
+                         ids=["default", "lc-intl-floor", "confidence"])
+def test_stdin_json_carries_every_sacrebleu_key_with_its_value(options):
+    """A script parsing `sacrebleu REF < HYP -f json` works with ours: every key sacrebleu prints is there, with the
+    same value (scores to 1e-9 at -w 10, strings exactly), except `version` and the signature, which name our tool
+    (the signature's BLEU fields are sacrebleu's)."""
+    refs = [REF_C, REF_D] if options else [REF_C]
+    out = run(*refs, "-f", "json", "-w", "10", *options, stdin=SYS["Nemo"]).stdout
+    assert_indent_1(out)
+    ours = json.loads(out)
+    theirs = json.loads(sacrebleu_cli(*refs, "-f", "json", "-w", "10", *options, stdin=SYS["Nemo"]))
+    assert isinstance(ours, dict) and ours["system"] == "stdin"  # from standard input: sacrebleu's single object
+    assert set(theirs) <= set(ours), set(theirs) - set(ours)
+    for key, value in theirs.items():
+        if key in ("version", "signature"):
+            continue
+        if isinstance(value, float):
+            assert ours[key] == pytest.approx(value, abs=1e-9), key
+        else:
+            assert ours[key] == value, key
+    assert theirs["version"] != ours["version"] and ours["signature"].endswith(f"|harness:{ours['version']}")
+    mine, their = signature_fields(ours["signature"]), signature_fields(theirs["signature"])
+    for field in SIGNATURE_FIELDS:
+        assert mine[field] == their[field] == ours[field] == theirs[field], field
+    for field in ("bs", "seed"):
+        assert mine.get(field) == their.get(field), field
+
+
+@pytest.mark.parametrize("width", ["0", "1", "4"])
+def test_score_only_prints_the_number_sacrebleu_prints(width):
+    assert run(REF_C, "-b", "-w", width, stdin=SYS["Nemo"]).stdout == sacrebleu_cli(REF_C, "-b", "-w", width,
+                                                                                    stdin=SYS["Nemo"])
+    assert run(REF_C, "--score-only", "--width", width, "-i", SYS["UEdin"]).stdout == sacrebleu_cli(
+        REF_C, "-b", "-w", width, stdin=SYS["UEdin"])
+
+
+def test_multi_system_json_is_shaped_like_sacrebleus():
+    systems = [SYS["Nemo"], SYS["UEdin"], SYS["Online-W"]]
+    out = run(REF_C, "-i", *systems, "-f", "json", "-w", "4").stdout
+    assert_indent_1(out)
+    ours = json.loads(out)
+    theirs = json.loads(sacrebleu_cli(REF_C, "-i", *systems, "-f", "json", "-w", "4"))
+    assert len(ours) == len(theirs) == 3
+    for mine, their in zip(ours, theirs):
+        assert set(their) == {"system", "BLEU"}
+        assert (mine["system"], mine["BLEU"]) == (their["system"], their["BLEU"])
+        assert mine["name"] == "BLEU" and f"{mine['score']:.4f}" == mine["BLEU"]
+
+
+@pytest.mark.parametrize("args", [["-i", SYS["Nemo"], SYS["UEdin"], "--confidence", "-f", "json"],
+                                  ["--confidence", "-f", "json"], ["--sentence-level", "-f", "json"]],
+                         ids=["confidence-list", "confidence-stdin", "sentence-stdin"])
+def test_every_json_output_is_indented_alike(args):
+    assert_indent_1(run(REF_C, *args, stdin=SYS["Nemo"]).stdout)
+
+
+# --- one-line errors (issue 11) --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("args,status,pattern", [
+    (["--seed", "-1"], 2, r"argument --seed: must be from 0 to \d+ \(seed\), got -1$"),
+    (["--n-samples", "0", "--paired-bs"], 2, r"argument --n-samples: must be >= 1 \(resamples\), got 0$"),
+    (["--n-samples", "0", "--confidence"], 2, r"argument --n-samples: must be >= 1"),
+    (["--n-samples", "1000000000", "--paired-bs"], 2,
+     r"--n-samples: the paired bootstrap of 2 systems would need [\d.]+ GiB of memory; at most [\d,]+ samples fit"),
+    (["-w", "-3"], 2, r"argument --width/-w: must be from 0 to 20 \(decimals\), got -3$"),
+    (["-w", "21"], 2, r"argument --width/-w: must be from 0 to 20 \(decimals\), got 21$"),
+    (["--smooth-method", "bogus"], 2, r"exp"),
+], ids=["seed", "n-samples-0", "n-samples-0-ci", "n-samples-memory", "width-negative", "width-21", "smooth"])
+def test_bad_options_are_one_line(args, status, pattern):
+    proc = run(REF_C, "-i", SYS["Nemo"], SYS["UEdin"], *args, check=False)
+    assert re.search(pattern, assert_one_line_error(proc, status)), proc.stderr
+
+
+def test_n_samples_memory_bound_names_what_fits():
+    message = assert_one_line_error(run(REF_C, "-i", SYS["Nemo"], SYS["UEdin"], "--paired-bs", "--n-samples",
+                                        "1000000000", check=False), 2)
+    fit = int(re.search(r"at most ([\d,]+) samples fit", message).group(1).replace(",", ""))
+    assert 1000 <= fit < 1_000_000_000
+
+
+def test_a_device_is_refused(tmp_path):
+    message = assert_one_line_error(run(REF_C, "-i", "/dev/zero", check=False), 1)
+    assert message == ("harness-score: error: /dev/zero: not a regular file or a pipe (a device or socket never ends "
+                       "like a text file)")
+
+
+def test_a_fifo_is_read(tmp_path):
+    fifo = tmp_path / "hyp.fifo"
+    os.mkfifo(fifo)
+    data = Path(SYS["Nemo"]).read_bytes()
+
+    def write() -> None:
+        with open(fifo, "wb") as f:  # blocks until harness-score opens it
+            f.write(data)
+
+    writer = threading.Thread(target=write, daemon=True)
+    writer.start()
+    got = run(REF_C, "-i", str(fifo), "-b", "-w", "10").stdout
+    writer.join(timeout=30)
+    assert not writer.is_alive()
+    assert got == run(REF_C, "-i", SYS["Nemo"], "-b", "-w", "10").stdout
+
+
 def test_missing_file_is_one_line(tmp_path):
-    proc = run(REF_C, "-i", str(tmp_path / "nope.txt"), check=False)
-    assert proc.returncode == 1 and proc.stderr.count("\n") == 1 and "nope.txt: file not found" in proc.stderr
+    message = assert_one_line_error(run(REF_C, "-i", str(tmp_path / "nope.txt"), check=False), 1)
+    assert message == f"harness-score: error: {tmp_path / 'nope.txt'}: file not found"
 
 
 def test_line_count_mismatch_names_both_files(tmp_path):
     short = tmp_path / "short.txt"
     short.write_text("a\nb\nc\n", encoding="utf-8")
-    proc = run(REF_C, "-i", str(short), check=False)
-    assert proc.returncode == 1 and "Traceback" not in proc.stderr
-    assert "short.txt has 3 lines" in proc.stderr and "ref-C.txt has 527" in proc.stderr
+    message = assert_one_line_error(run(REF_C, "-i", str(short), check=False), 1)
+    assert "short.txt has 3 lines" in message and "ref-C.txt has 527" in message
 
 
 def test_invalid_utf8_names_file_line_and_byte(tmp_path):
@@ -101,18 +249,23 @@ def test_invalid_utf8_names_file_line_and_byte(tmp_path):
     bad.write_bytes(b"fine\nal\xffso\n")
     good = tmp_path / "good.txt"
     good.write_text("fine\nalso\n", encoding="utf-8")
-    proc = run(str(good), "-i", str(bad), check=False)
-    assert proc.returncode == 1 and "bad.txt:2" in proc.stderr and "byte" in proc.stderr
-    assert proc.stderr.count("\n") == 1
-
-
-def test_bad_option_lists_choices():
-    proc = run(REF_C, "-i", SYS["Nemo"], "--smooth-method", "bogus", check=False)
-    assert proc.returncode == 2 and "exp" in proc.stderr and "Traceback" not in proc.stderr
+    where = "2: invalid UTF-8 at byte column 3 of the line (byte offset 7 in the file): invalid start byte"
+    message = assert_one_line_error(run(str(good), "-i", str(bad), check=False), 1)
+    assert message.startswith(f"harness-score: error: {bad}:{where}"), message
+    message = assert_one_line_error(run(str(good), stdin=str(bad), check=False), 1)
+    assert message.startswith(f"harness-score: error: <stdin>:{where}"), message
 
 
 def test_does_not_import_mlflow_hydra_or_pandas():
-    code = ("import sys; from harness import cli; cli.run([%r, '-i', %r]); "
-            "bad = [m for m in ('mlflow', 'hydra', 'pandas', 'matplotlib') if m in sys.modules]; "
-            "assert not bad, bad" % (REF_C, SYS["Nemo"]))
-    subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
+    """Start-up stays light on every path (plain, JSON, paired test, confidence, sentence level)."""
+    calls = [[REF_C, "-i", SYS["Nemo"]], [REF_C, "-i", SYS["Nemo"], "-f", "json"],
+             [REF_C, "-i", SYS["Nemo"], SYS["UEdin"], "--paired-bs", "--n-samples", "50"],
+             [REF_C, "-i", SYS["Nemo"], "--confidence", "--n-samples", "50"],
+             [REF_C, "-i", SYS["Nemo"], "--sentence-level", "-b"]]
+    code = ("import json, sys; from harness.cli import main\n"
+            f"for argv in {calls!r}:\n"
+            "    assert main(argv) == 0, argv\n"
+            "bad = [m for m in ('mlflow', 'hydra', 'omegaconf', 'pandas', 'matplotlib') if m in sys.modules]\n"
+            "print(json.dumps(bad))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert json.loads(proc.stdout.splitlines()[-1]) == []
