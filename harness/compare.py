@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,11 +34,9 @@ from .text.reading import TextFile, check_parallel, read_text
 
 if TYPE_CHECKING:
     from .job.comparison import ComparisonResult
-    from .job.dataset import DatasetLayout
-    from .job.human import HumanScores
+    from .job.inputs import PairInputs
 
 PROG = "harness-compare"
-_UNSAFE = re.compile(r"[^A-Za-z0-9._@+-]+")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -128,23 +125,6 @@ def _options(args: argparse.Namespace) -> BleuOptions:
 # --------------------------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, eq=False)
-class CompareInputs:
-    """What the comparison reads: both systems' texts and labels, the references in use, the source, one kind
-    of human scores (or None), the dataset's name and the warnings of reading."""
-
-    label_a: str
-    label_b: str
-    text_a: TextFile
-    text_b: TextFile
-    refs: tuple[TextFile, ...]
-    source: TextFile | None
-    human: HumanScores | None
-    human_title: str | None
-    dataset: str
-    warnings: tuple[str, ...]
-
-
 def _split(label: str) -> tuple[str, str | None]:
     from .job.dataset import split_version
 
@@ -159,8 +139,9 @@ def _file_labels(paths: Sequence[str]) -> tuple[str, str]:
     return (la, lb) if la != lb else (str(a), str(b))
 
 
-def files_inputs(args: argparse.Namespace) -> CompareInputs:
+def files_inputs(args: argparse.Namespace) -> PairInputs:
     """``REF ... -i A B`` (and ``--source``)."""
+    from .job.inputs import PairInputs
     if args.refs is not None or args.human is not None:
         raise ConfigError("refs" if args.refs is not None else "human", "only with --dataset (in files mode every "
                           "REF given is used, and there are no human scores)")
@@ -177,84 +158,23 @@ def files_inputs(args: argparse.Namespace) -> CompareInputs:
     check_parallel(texts)
     la, lb = _file_labels(args.input)
     warnings = tuple(f"{t.path}: {w}" for t in texts for w in t.warnings)
-    return CompareInputs(la, lb, text_a, text_b, refs, source, None, None, "", warnings)
+    return PairInputs(la, lb, text_a, text_b, refs, source, None, None, "", warnings)
 
 
-def _choose_pair(layout: DatasetLayout, items: Sequence[str]) -> tuple[str, str]:
-    """Two stems from ``A B`` (stems, or names without versions), or the last two versions of ``NAME``."""
-    stems = [s.stem for s in layout.systems]
-    if len(items) == 1:
-        versions = [s.stem for s in layout.systems if s.name == items[0]]
-        if len(versions) < 2:
-            raise ConfigError("systems", f"{items[0]!r} has {len(versions)} version(s) in {layout.root / 'systems'}; "
-                              "one NAME compares its last two versions (systems/NAME@VERSION.txt), else give two "
-                              "systems", stems, got=items[0])
-        return versions[-2], versions[-1]
-    if len(items) != 2:
-        raise ConfigError("systems", f"--dataset takes two systems (A B) or one NAME with versions, got {len(items)}",
-                          stems)
-    out = []
-    for item in items:
-        if item in stems:
-            out.append(item)
-            continue
-        versions = [s.stem for s in layout.systems if s.name == item]
-        if versions:
-            raise ConfigError("systems", f"{item!r} has several versions; name one (NAME@VERSION)", versions,
-                              got=item)
-        raise ConfigError("systems", f"unknown system {item!r} in {layout.root / 'systems'}", stems, got=item)
-    if out[0] == out[1]:
-        raise ConfigError("systems", f"{out[0]!r} is given twice; a system cannot be compared with itself")
-    return out[0], out[1]
-
-
-def dataset_inputs(args: argparse.Namespace) -> CompareInputs:
+def dataset_inputs(args: argparse.Namespace) -> PairInputs:
     """``--dataset DIR A B`` / ``--dataset DIR NAME``: texts, source and human scores from the folder."""
-    from .job.dataset import choose_refs, load_dataset, read_layout
+    from .job.dataset import read_layout
+    from .job.inputs import pair_inputs
 
     if args.input or args.source:
         raise ConfigError("input" if args.input else "source", "not with --dataset (the systems are named after "
                           "DIR; the source is the folder's src.txt)")
-    layout = read_layout(args.dataset)
-    stem_a, stem_b = _choose_pair(layout, args.items)
-    kinds = [k.name for k in layout.human_kinds]
-    if args.human is None:
-        chosen: list[str] = kinds[:1]
-    elif args.human == "none":
-        chosen = []
-    else:
-        if args.human not in kinds:
-            raise ConfigError("human", f"the dataset has no human scores of kind {args.human!r}", ["none", *kinds],
-                              got=args.human)
-        chosen = [args.human]
-    refs = [r for r in choose_refs(layout, args.refs) if r not in (stem_a, stem_b)]  # leave-one-out
-    if not refs:
-        raise ConfigError("refs", f"no reference left: {stem_a!r} or {stem_b!r} is the only reference, and a human "
-                          "translation is compared against the other references", list(layout.refs))
-    ds = load_dataset(layout, refs=refs, systems=[stem_a, stem_b], human=chosen)
-    by_stem = {f.stem: t for f, t in ds.systems}
-    human = ds.human[chosen[0]] if chosen else None
-    title = next((k.title for k in layout.human_kinds if chosen and k.name == chosen[0]), None)
-    return CompareInputs(stem_a, stem_b, by_stem[stem_a], by_stem[stem_b], tuple(ds.refs[r] for r in refs), ds.source,
-                  human, title or (chosen[0] if chosen else None), ds.name, tuple(ds.warnings))
+    return pair_inputs(read_layout(args.dataset), args.items, args.refs, args.human)
 
 
 # --------------------------------------------------------------------------------------------------------------
 # Running
 # --------------------------------------------------------------------------------------------------------------
-
-
-def default_page(label_a: str, label_b: str) -> Path:
-    """``compare-A-vs-B.html`` in the current folder (labels made safe for a file name)."""
-    safe = [_UNSAFE.sub("_", x).strip("._") or "system" for x in (label_a, label_b)]
-    return Path(f"compare-{safe[0]}-vs-{safe[1]}.html")
-
-
-def table_paths(page: Path) -> dict[str, Path]:
-    """``<page stem>.<table>.parquet`` next to the page, for every comparison table."""
-    from .job.comparison import TABLE_NAMES
-
-    return {name: page.with_name(f"{page.stem}.{name}.parquet") for name in TABLE_NAMES}
 
 
 @dataclass(frozen=True)
@@ -268,9 +188,9 @@ class Outcome:
 
 def execute(args: argparse.Namespace) -> Outcome:
     """Read, compare, write the page and the tables (raises :class:`HarnessError` on bad input)."""
-    from .job.comparison import compare_job, word_counts
-    from .job.comparison_page import render_page
-    from .job.files import atomic_write
+    from .job.comparison import compare_job, page_name, word_counts
+    from .job.dataset import refset_name
+    from .sinks.pages import write_comparison
     from .text.pipeline import systems_statistics
     from .text.tokenizers import check_usable
 
@@ -283,7 +203,7 @@ def execute(args: argparse.Namespace) -> Outcome:
     if args.train:
         corpus = read_text(args.train)
         train, train_name = word_counts(corpus.lines, opts), corpus.path.name
-    page = Path(args.output) if args.output else default_page(inputs.label_a, inputs.label_b)
+    page = Path(args.output) if args.output else Path(page_name(inputs.label_a, inputs.label_b))
     if page.suffix.lower() not in (".html", ".htm"):
         raise ConfigError("output", f"the page must be an .html file, got {str(page)!r}", got=str(page))
     stats_a, stats_b = systems_statistics([inputs.text_a.lines, inputs.text_b.lines],
@@ -292,24 +212,10 @@ def execute(args: argparse.Namespace) -> Outcome:
                          opts, seed=args.seed, n_samples=args.n_samples, label_a=inputs.label_a,
                          label_b=inputs.label_b, train_counts=train,
                          train_name=train_name or "training corpus", top=args.top, n_examples=args.examples,
-                         dataset=inputs.dataset, refset="+".join(r.name for r in inputs.refs),
+                         dataset=inputs.dataset, refset=refset_name([r.name for r in inputs.refs]),
                          human_name=inputs.human_title)
-    atomic_write(page, render_page(result))
-    tables = write_tables(result, page)
-    return Outcome(result, page, tables)
-
-
-def write_tables(result: ComparisonResult, page: Path) -> dict[str, Path]:
-    """The comparison tables as Parquet next to the page, atomically, with the signature in the schema metadata."""
-    from .job.comparison import comparison_tables
-    from .sinks.parquet import write_table
-
-    paths = table_paths(page)
-    meta = {"signature": result.signature, "seed": str(result.seed), "n_samples": str(result.n_samples),
-            "system_a": result.a.label, "system_b": result.b.label, "page": page.name}
-    for name, table in comparison_tables(result).items():
-        write_table(table, paths[name], meta)
-    return paths
+    files = write_comparison(result, page)
+    return Outcome(result, files.pop("page"), files)
 
 
 def format_text(outcome: Outcome) -> str:

@@ -138,6 +138,9 @@ class Version:
     n_segments: int | None
     dataset: str
     n_runs: int = 1
+    system_sha256: str = ""  # of the text scored (tag sha256.system)
+    refs_used: tuple[str, ...] = ()
+    dataset_root: str | None = None  # the job's dataset folder (parent tag dataset_root), if it had one
     # filled by the paired tests
     delta_prev: float | None = None
     p_prev: float | None = None
@@ -222,7 +225,10 @@ def select_versions(runs: Sequence[Any], system: str, refset: str | None, varian
             signature=run.data.tags.get("signature", ""),
             ref_hashes={k: v for k, v in run.data.tags.items() if k.startswith("sha256.ref.")},
             n_segments=int(n_seg) if n_seg is not None and str(n_seg).isdigit() else None,
-            dataset=run.data.tags.get("dataset", ""), n_runs=len(group)))
+            dataset=run.data.tags.get("dataset", ""), n_runs=len(group),
+            system_sha256=run.data.tags.get("sha256.system", ""),
+            refs_used=tuple(x for x in run.data.tags.get("refs_used", "").split("+") if x),
+            dataset_root=parent.data.tags.get("dataset_root")))
     return order_versions(versions), refset
 
 
@@ -567,6 +573,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", choices=["text", "json", "tsv"], default=None,
                    help="output format (default text; with --fail-on-regression nothing unless given)")
     p.add_argument("--plot", default=None, metavar="PATH.png", help="write a line chart of BLEU over versions")
+    p.add_argument("--compare", nargs="?", const="", default=None, metavar="PAGE.html",
+                   help="also write the comparison page of the last two versions (as harness-compare: where BLEU "
+                        "moved), from the dataset folder they were scored in; default compare-A-vs-B.html here")
     p.add_argument("--fail-on-regression", action="store_true",
                    help="exit 1 when the newest version is significantly worse than the previous or the best "
                         "earlier one (quiet otherwise)")
@@ -616,6 +625,48 @@ def history(args: argparse.Namespace) -> tuple[dict[str, Any], list[Version]]:
     return info, versions
 
 
+def compare_last(args: argparse.Namespace, info: dict[str, Any], versions: Sequence[Version]) -> Path:
+    """``--compare``: where BLEU moved between the last two versions, as ``harness-compare --dataset`` would show
+    it, from the dataset folder both were scored in; refused unless their texts and references there are the
+    ones MLflow recorded (same SHA-256)."""
+    from .core.options import make_options
+    from .core.signature import parse_signature
+    from .job.comparison import compare_job, page_name
+    from .job.dataset import read_layout, refset_name
+    from .job.inputs import pair_inputs
+    from .sinks.pages import write_comparison
+    from .text.pipeline import systems_statistics
+
+    if len(versions) < 2:
+        raise HistoryError(f"--compare needs two versions of {info['system']}; found {len(versions)}")
+    a, b = versions[-2], versions[-1]
+    roots = {a.dataset_root, b.dataset_root}
+    if None in roots or len(roots) != 1:
+        found = ", ".join(f"{v.label}: {v.dataset_root or 'no dataset folder recorded'}" for v in (a, b))
+        raise HistoryError(f"--compare reads the texts from the dataset folder both versions were scored in ({found})")
+    root = Path(str(a.dataset_root))
+    stems = [info["system"] if not v.version else f"{info['system']}@{v.version}" for v in (a, b)]
+    pair = pair_inputs(read_layout(root), stems, list(a.refs_used), None)
+    for v, text in ((a, pair.text_a), (b, pair.text_b)):
+        if text.sha256 != v.system_sha256:
+            raise HistoryError(f"{text.path} changed since version {v.label} was scored (SHA-256 {text.sha256[:12]} "
+                               f"now, {v.system_sha256[:12]} in run {v.run_id}): the comparison would not be of the "
+                               "scored text")
+    for ref in pair.refs:
+        recorded = a.ref_hashes.get(f"sha256.ref.{ref.name}")
+        if recorded != ref.sha256:
+            raise HistoryError(f"{ref.path} changed since the versions were scored (SHA-256 {ref.sha256[:12]} now, "
+                               f"{str(recorded)[:12]} recorded)")
+    opts = make_options(**parse_signature(info["signature"])["options"])
+    stats_a, stats_b = systems_statistics([pair.text_a.lines, pair.text_b.lines], [r.lines for r in pair.refs], opts)
+    result = compare_job(stats_a, stats_b, pair.text_a, pair.text_b, pair.refs, pair.source, pair.human, opts,
+                         seed=args.seed, n_samples=args.n_samples or 1000, label_a=stems[0], label_b=stems[1],
+                         dataset=pair.dataset, refset=refset_name([r.name for r in pair.refs]),
+                         variant=info["variant"], human_name=pair.human_title)
+    page = Path(args.compare) if args.compare else Path(page_name(stems[0], stems[1]))
+    return write_comparison(result, page)["page"]
+
+
 def gate(info: dict[str, Any], versions: Sequence[Version]) -> str | None:
     """The regression message for the newest version, or None when it is not significantly worse."""
     if info.get("no_tests"):
@@ -647,6 +698,8 @@ def run(argv: Sequence[str] | None = None) -> int:
         raise HistoryError("--alpha must be between 0 and 1")
     if args.plot is not None and not args.plot.lower().endswith(".png"):
         raise HistoryError(f"--plot {args.plot}: expected a .png path")
+    if args.compare and not args.compare.lower().endswith((".html", ".htm")):
+        raise HistoryError(f"--compare {args.compare}: expected an .html path")
     info, versions = history(args)
     fmt = args.format or (None if args.fail_on_regression else "text")
     if fmt == "text":
@@ -657,6 +710,9 @@ def run(argv: Sequence[str] | None = None) -> int:
         sys.stdout.write(format_tsv(versions))
     if args.plot is not None:
         plot(Path(args.plot), info, versions)
+    if args.compare is not None:
+        page = compare_last(args, info, versions)
+        print(f"comparison of the last two versions: {page}", file=sys.stderr if fmt == "json" else sys.stdout)
     if args.fail_on_regression:
         message = gate(info, versions)
         if message is not None:

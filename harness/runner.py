@@ -57,6 +57,18 @@ def _explicit_inputs(spec: JobSpec) -> list[Path]:
     return out
 
 
+def write_pairs(result: JobResult, staging: Path) -> list[str]:
+    """``compare=[[A, B], ...]``: each pair's page and tables into ``compare/`` of the staging folder."""
+    from .job.comparison import page_name
+    from .sinks.pages import write_comparison
+
+    names = []
+    for pair in result.pairs:
+        files = write_comparison(pair, staging / report.PAIRS_FOLDER / page_name(pair.a.label, pair.b.label))
+        names += [f"{report.PAIRS_FOLDER}/{p.name}" for p in files.values()]
+    return names
+
+
 def write_outputs(result: JobResult, staging: Path, config_yaml: str) -> list[str]:
     """Tables, config, report and figures into the staging folder; returns the file names."""
     spec, inputs = result.spec, result.inputs
@@ -67,9 +79,9 @@ def write_outputs(result: JobResult, staging: Path, config_yaml: str) -> list[st
         write_table(tab, staging / f"{name}.parquet", meta)
         names.append(f"{name}.parquet")
     atomic_write(staging / "config.yaml", config_yaml)
-    drawn = figures.draw(result, staging)
+    names += write_pairs(result, staging)
+    drawn = figures.draw(result, staging) if spec.figures else []
     atomic_write(staging / "report.md", report.render(result, [n for n in drawn if n.endswith(".png")]))
-    del spec
     return names + ["config.yaml", *drawn, "report.md"]
 
 
@@ -98,7 +110,8 @@ def run_job(spec: JobSpec, config_yaml: str = "", out: TextIO | None = None) -> 
             n_groups = len(inputs.refsets) * len(spec.variants) * (1 + len(inputs.human))
             with progress.phase("resampling and correlations", n_groups, "group") as bar:
                 result = analyse(spec, inputs, statistics, experiment, bar)
-            with progress.phase("tables, report and figures", 1, "step") as bar:
+            with progress.phase("tables, report and figures" if spec.figures else "tables and report", 1,
+                                "step") as bar:
                 write_outputs(result, staging, config_yaml)
                 bar.update(1)
             hashes = inputs.input_hashes()
@@ -126,7 +139,7 @@ def track(result: JobResult, folder: Path, job_key: str, progress: Progress) -> 
     configure_client(spec.tracking_retries, spec.tracking_timeout, spec.verbose)
     tables = {name: tab.to_pydict() for name, tab in build_tables(result).items() if name in SMALL_TABLES}
     payload = build_payload(result, job_key, tables)
-    artifacts = sorted(p for p in folder.iterdir() if p.is_file() and not p.name.startswith("."))
+    artifacts = sorted(p for p in folder.iterdir() if not p.name.startswith("."))  # files, and compare/
     try:
         with progress.phase("MLflow runs", len(payload.runs), "run") as bar, terminate_on_sigterm():
             parent = log_job(uri, spec.runs_dir, payload, artifacts, bar)
@@ -137,6 +150,19 @@ def track(result: JobResult, folder: Path, job_key: str, progress: Progress) -> 
         return None, exc
     (folder / PENDING).unlink(missing_ok=True)
     return parent, None
+
+
+def _legend(result: JobResult) -> str:
+    """What the closing tables' brackets and human columns are, from this job's result."""
+    parts = []
+    if any(c.ci_low == c.ci_low for c in result.cells):
+        parts.append(f"95% bootstrap intervals, {result.spec.n_samples} resamples")
+    for h in result.inputs.human:
+        sources = set(h.sys_source.values())
+        where = ("as published (sys.tsv)" if sources == {"sys.tsv"} else
+                 "means of the judged segments" if sources == {"segments"} else "sys.tsv, else the segments' means")
+        parts.append(f"{h.name}: {where}")
+    return "; ".join(parts) or "no intervals"
 
 
 def print_summary(outcome: Outcome, out: TextIO) -> None:
@@ -161,14 +187,17 @@ def print_summary(outcome: Outcome, out: TextIO) -> None:
         for kind, h in human.items():
             cols.append((kind, [f"{h.sys[s]:.4g}" if s in h.sys else "-" for s in labels]))
         widths = [max(len(head), *(len(t) for t in texts)) for head, texts in cols]
-        lines = [f"BLEU against {refset} (95% bootstrap intervals; human scores as published)",
+        lines = [f"BLEU against {refset} ({_legend(result)})",
                  "  ".join([f"{'system':<{width}}"] + [f"{h:>{w}}" for (h, _), w in zip(cols, widths)])]
         for i, name in enumerate(names):
             lines.append("  ".join([f"{name:<{width}}"] + [f"{texts[i]:>{w}}" for (_, texts), w in zip(cols, widths)]))
         out.write("\n".join(lines) + "\n\n")
+    full = refset_name(result.inputs.full_refset)
+    others = sorted({c.score.signature.split("|", 1)[0] for c in result.cells if c.refset != full})
+    note = f"; against the other reference sets {', '.join(others)}" if others else ""
+    out.write(f"signatures (against {full}{note}):\n")
     for v in variants:
-        sig = next(c.score.signature for c in result.cells if c.variant.name == v and
-                   c.refset == refset_name(result.inputs.full_refset))
+        sig = next(c.score.signature for c in result.cells if c.variant.name == v and c.refset == full)
         out.write(f"{v}: {sig}\n")
     out.write(f"\n{len(result.cells)} scores ({result.cache_misses} statistics computed, {result.cache_hits} from "
               f"cache) in {outcome.seconds:.1f} s\n")

@@ -1,13 +1,66 @@
-"""Session fixtures: the real data, one MLflow server for the whole session, a migrated SQLite store to copy."""
+"""Session fixtures: the real data, one MLflow server for the whole session, a migrated SQLite store to copy.
+
+One ``mlflow server`` serves the whole test session, however many xdist workers run it: it takes 10-20 s to
+start (two processes importing mlflow's server), so the first worker that collects a test needing it starts it in
+the background (:func:`pytest_collection_modifyitems`), every worker attaches to it through a folder shared by the
+session (``HARNESS_TEST_SHARED``, made by the controlling process), and the controlling process stops it at the
+end (:func:`pytest_unconfigure`).
+"""
 
 from __future__ import annotations
 
+import fcntl
+import json
+import os
 import shutil
+import tempfile
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
 from support import MlflowServer, dataset_dirs, read_lines
+
+SHARED = "HARNESS_TEST_SHARED"
+
+
+def pytest_configure(config):
+    if not hasattr(config, "workerinput"):  # the controlling process (or a run without xdist)
+        os.environ[SHARED] = tempfile.mkdtemp(prefix="harness-tests-")
+
+
+def pytest_unconfigure(config):
+    if hasattr(config, "workerinput") or SHARED not in os.environ:
+        return
+    shared = Path(os.environ.pop(SHARED))
+    info = shared / "mlflow_server.json"
+    if info.exists():
+        MlflowServer.attach(json.loads(info.read_text())).stop()
+    shutil.rmtree(shared, ignore_errors=True)
+
+
+@contextmanager
+def _shared_lock(name: str):
+    with open(Path(os.environ[SHARED]) / f"{name}.lock", "w") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        yield
+
+
+def _shared_server() -> MlflowServer:
+    """The session's server: started (without waiting) by the first caller, attached to by the others."""
+    shared = Path(os.environ[SHARED])
+    info = shared / "mlflow_server.json"
+    with _shared_lock("mlflow_server"):
+        if info.exists():
+            return MlflowServer.attach(json.loads(info.read_text()))
+        server = MlflowServer(shared / "mlflow-server").launch()
+        info.write_text(json.dumps(server.describe()))
+        return server
+
+
+def pytest_collection_modifyitems(session, config, items):
+    if SHARED in os.environ and any("mlflow_server" in getattr(item, "fixturenames", ()) for item in items):
+        _shared_server()  # start it now; the tests that need it wait for it to answer
 
 
 @pytest.fixture(scope="session")
@@ -25,11 +78,10 @@ def wmt21() -> dict:
 
 
 @pytest.fixture(scope="session")
-def mlflow_server(tmp_path_factory) -> MlflowServer:
-    """A real ``mlflow server`` on 127.0.0.1 for the whole session (each test uses its own experiment)."""
-    server = MlflowServer(tmp_path_factory.mktemp("mlflow-server")).start()
-    yield server
-    server.stop()
+def mlflow_server() -> MlflowServer:
+    """A real ``mlflow server`` on 127.0.0.1, one for the whole session and all workers (each test uses its own
+    experiment); stopped by the controlling process at the end."""
+    return _shared_server().wait()
 
 
 @pytest.fixture(scope="session")

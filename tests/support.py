@@ -6,6 +6,7 @@ copies are oracle-tested.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -90,22 +91,52 @@ def free_port() -> int:
 
 
 class MlflowServer:
-    """A real ``mlflow server`` on 127.0.0.1, started in its own session and stopped by its process group."""
+    """A real ``mlflow server`` on 127.0.0.1, started in its own session (it outlives the process that started
+    it, so that every xdist worker can share it) and stopped by its process group."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, port: int | None = None, pid: int | None = None) -> None:
         self.root = root
-        self.port = free_port()
+        self.port = port or free_port()
         self.uri = f"http://127.0.0.1:{self.port}"
-        self.proc: subprocess.Popen | None = None
+        self.pid = pid
 
-    def start(self) -> MlflowServer:
+    @classmethod
+    def attach(cls, info: dict) -> MlflowServer:
+        """A server another process started (:meth:`describe`)."""
+        return cls(Path(info["root"]), int(info["port"]), int(info["pid"]))
+
+    def describe(self) -> dict:
+        return {"root": str(self.root), "port": self.port, "pid": self.pid}
+
+    def launch(self) -> MlflowServer:
+        """Start the server without waiting for it (see :meth:`wait`)."""
         self.root.mkdir(parents=True, exist_ok=True)
         cmd = [executable("mlflow"), "server", "--host", "127.0.0.1", "--port", str(self.port),
                "--backend-store-uri", f"sqlite:///{self.root / 'server.db'}",
                "--artifacts-destination", str(self.root / "artifacts"), "--workers", "1"]
-        self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=open(self.root / "server.log", "w"),
-                                     start_new_session=True)
-        deadline = time.time() + 120
+        # MLflow 3 starts a job runner and two Huey consumers beside the web server (three more processes importing
+        # mlflow, for GenAI jobs): the tracking API does not need them
+        env = {**os.environ, "MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false"}
+        with open(self.root / "server.log", "w") as log:
+            proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=log, start_new_session=True, env=env)
+        self.pid = proc.pid
+        return self
+
+    def alive(self) -> bool:
+        """Running (a zombie, whoever's child it is, counts as dead)."""
+        if self.pid is None:
+            return False
+        try:
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(self.pid, os.WNOHANG)  # reap it if it is our child
+            stat = Path(f"/proc/{self.pid}/stat").read_text()
+        except OSError:
+            return False
+        return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+    def wait(self, timeout: float = 180) -> MlflowServer:
+        """Block until the server answers ``/health``; raise with its log if it dies or does not answer."""
+        deadline = time.time() + timeout
         while time.time() < deadline:
             try:
                 with urllib.request.urlopen(self.uri + "/health", timeout=2) as resp:
@@ -113,23 +144,28 @@ class MlflowServer:
                         return self
             except OSError:
                 time.sleep(0.3)
-            if self.proc.poll() is not None:
+            if not self.alive():
                 break
+        log = (self.root / "server.log").read_text()[-2000:]
         self.stop()
-        raise RuntimeError(f"mlflow server did not start: {(self.root / 'server.log').read_text()[-2000:]}")
+        raise RuntimeError(f"mlflow server did not start: {log}")
+
+    def start(self) -> MlflowServer:
+        return self.launch().wait()
 
     def stop(self) -> None:
-        if self.proc is None:
+        if self.pid is None:
             return
         try:
-            os.killpg(self.proc.pid, signal.SIGTERM)
-            self.proc.wait(timeout=30)
-        except (ProcessLookupError, subprocess.TimeoutExpired):
-            try:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        self.proc = None
+            os.killpg(self.pid, signal.SIGTERM)
+            deadline = time.time() + 30
+            while self.alive() and time.time() < deadline:
+                time.sleep(0.1)
+            if self.alive():
+                os.killpg(self.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        self.pid = None
 
 
 CONF = REPO / "conf"

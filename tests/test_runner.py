@@ -23,9 +23,12 @@ from support import base_config, read_lines, write_lines
 
 
 def run(tmp_path: Path, dataset: Path, **overrides) -> tuple:
+    """A job in process (no figures unless asked: :func:`job` draws them once for the module)."""
     extra = overrides.pop("_overrides", [])
+    overrides.setdefault("figures", False)
     cfg = base_config(tmp_path, bleu=overrides.pop("bleu", ("sacrebleu", "char")), n_samples=100,
-                      dataset={"root": str(dataset), "refsets": "each"}, **overrides)
+                      dataset={"root": str(dataset), "refsets": "each", **overrides.pop("dataset_keys", {})},
+                      **overrides)
     out = io.StringIO()
     given = [f"dataset.root={dataset}", "experiment_name=test", *extra]  # as typed on the command line
     outcome = run_job(build_spec(cfg, given), "config: test\n", out)
@@ -42,10 +45,17 @@ def nested(uri: str, experiment: str) -> tuple[list, list]:
             [r for r in runs if "mlflow.parentRunId" in r.data.tags])
 
 
-def test_a_job_publishes_one_complete_generation(tmp_path, small_dataset):
-    outcome, printed = run(tmp_path, small_dataset)
+@pytest.fixture(scope="module")
+def job(tmp_path_factory, small_dataset) -> tuple:
+    """One complete job (figures included) that the read-only tests below share."""
+    root = tmp_path_factory.mktemp("job")
+    return (*run(root, small_dataset, figures=True), root)
+
+
+def test_a_job_publishes_one_complete_generation(job):
+    outcome, printed, root = job
     folder = outcome.folder
-    assert folder.parent == (tmp_path / "runs" / "test").resolve()
+    assert folder.parent == (root / "runs" / "test").resolve()
     assert folder.name.startswith("root=small,experiment_name=test-")
     status = json.loads((folder / STATUS).read_text())
     manifest = json.loads((folder / MANIFEST).read_text())
@@ -63,17 +73,16 @@ def test_a_job_publishes_one_complete_generation(tmp_path, small_dataset):
     assert "BLEU against ref-C+ref-D" in printed and "ref-A (human)" in printed and str(folder) in printed
 
 
-def test_tables_have_the_contract_columns_and_equal_sacrebleu(tmp_path, small_dataset):
-    outcome, _ = run(tmp_path, small_dataset)
+def test_tables_have_the_contract_columns_and_equal_sacrebleu(job, small_dataset):
+    outcome, _, _ = job
     folder = outcome.folder
     scores = pd.read_parquet(folder / "system_scores.parquet")
     assert list(scores.columns[: len(SYSTEM_COLUMNS)]) == SYSTEM_COLUMNS and "system_version" in scores
     assert len(scores) == 4 * 3 * 2 and (scores["system_version"] == "").all()
     refs = [read_lines(small_dataset / "refs" / f"{r}.txt") for r in ("ref-C", "ref-D")]
     for row in scores[(scores.variant == "sacrebleu") & (scores.refset == "ref-C+ref-D")].itertuples():
-        used = [refs[1]] if row.system == "ref-A" else refs  # leave-one-out? ref-A is not a reference here
-        used = refs if row.system != "ref-A" else refs
-        want = BLEU(references=used).corpus_score(read_lines(small_dataset / "systems" / f"{row.system}.txt"),
+        # ref-A (the human translation) is not one of the references here: every system is scored on both
+        want = BLEU(references=refs).corpus_score(read_lines(small_dataset / "systems" / f"{row.system}.txt"),
                                                   None).score
         assert row.bleu == pytest.approx(want, rel=1e-12, abs=1e-12)
     seg = pd.read_parquet(folder / "segment_scores.parquet")
@@ -86,10 +95,10 @@ def test_tables_have_the_contract_columns_and_equal_sacrebleu(tmp_path, small_da
     assert set(corr["human_score"]) == {"human"} and {True, False} == set(corr["include_human"])
 
 
-def test_results_are_values(tmp_path, small_dataset):
+def test_results_are_values(job):
     import dataclasses
 
-    outcome, _ = run(tmp_path, small_dataset)
+    outcome, _, _ = job
     cell = outcome.result.cells[0]
     with pytest.raises(dataclasses.FrozenInstanceError):
         cell.ci_low = 0.0  # type: ignore[misc]
@@ -119,7 +128,7 @@ def test_what_mlflow_holds(tmp_path, small_dataset, runs_with_store):
     from mlflow.tracking import MlflowClient
 
     uri = f"sqlite:///{runs_with_store / 'mlflow.db'}"
-    outcome, _ = run(tmp_path, small_dataset, tracking=True)
+    outcome, _ = run(tmp_path, small_dataset, tracking=True, compare=[["Nemo", "UEdin"]])
     client = MlflowClient(uri)
     exp = client.get_experiment_by_name("test")
     assert exp.tags.get("mlflow.experimentKind") == "custom_model_development"
@@ -133,7 +142,9 @@ def test_what_mlflow_holds(tmp_path, small_dataset, runs_with_store):
     assert run_.data.tags["system"] == "Nemo" and run_.data.params["tokenize"] == "13a"
     assert "human.human" in run_.data.metrics and run_.data.tags["signature"].startswith("nrefs:2|")
     artifacts = {a.path for a in client.list_artifacts(parent.info.run_id)}
-    assert {"system_scores.parquet", "report.md", "manifest.json", "tables"} <= artifacts
+    assert {"system_scores.parquet", "report.md", "manifest.json", "tables", "compare"} <= artifacts
+    pages = {a.path for a in client.list_artifacts(parent.info.run_id, "compare")}
+    assert {"compare/compare-Nemo-vs-UEdin.html", "compare/compare-Nemo-vs-UEdin.buckets.parquet"} <= pages
 
 
 def test_versions_in_one_job(tmp_path, small_dataset, runs_with_store):
@@ -201,3 +212,46 @@ def test_unusable_tracking_store_keeps_the_tables(tmp_path, small_dataset):
     pending = json.loads((outcome.folder / "tracking_pending.json").read_text())
     assert pending["tracking_uri"] == "foo://bar"
     assert "system_scores.parquet" in verified_files(outcome.folder)
+
+
+def test_compare_pairs_in_a_job(tmp_path, small_dataset):
+    """``compare=[[A, B], ...]``: each pair's page and tables are published with the job (manifest), named in the
+    report; the headline test is the job's own paired test of the pair (same p-value); a human translation that
+    is a reference is compared with another system against the other references only (leave-one-out)."""
+    ds = tmp_path / "ds"
+    for sub in ("refs", "systems"):
+        for f in (small_dataset / sub).glob("*.txt"):
+            write_lines(ds / sub / f.name, read_lines(f))
+    write_lines(ds / "systems" / "ref-C.txt", read_lines(ds / "refs" / "ref-C.txt"))  # a reference, as a system
+    (ds / "meta.json").write_text('{"human_systems": ["ref-A", "ref-C"]}\n')
+    outcome, _ = run(tmp_path, ds, bleu=("sacrebleu",), compare=[["Nemo", "UEdin"], ["ref-C", "Nemo"]],
+                     dataset_keys={"refsets": "all"})
+    trusted = verified_files(outcome.folder)
+    for page in ("compare-Nemo-vs-UEdin", "compare-ref-C-vs-Nemo"):
+        assert f"compare/{page}.html" in trusted and f"compare/{page}.buckets.parquet" in trusted
+    report = (outcome.folder / "report.md").read_text()
+    assert "## Where pairs of systems differ" in report and "(compare/compare-Nemo-vs-UEdin.html)" in report
+    first, loo = outcome.result.pairs
+    sig = pd.read_parquet(outcome.folder / "significance.parquet")
+    row = sig[(sig.refset == "ref-C+ref-D") & (sig.system_a == "Nemo") & (sig.system_b == "UEdin")].iloc[0]
+    assert first.headline.p_value == row["p_value"]
+    assert first.headline.delta == pytest.approx(row["delta"], rel=1e-12)
+    assert loo.ref_names == ("ref-D",)
+    ref_d = [read_lines(ds / "refs" / "ref-D.txt")]
+    for side, name in ((loo.a, "ref-C"), (loo.b, "Nemo")):
+        want = BLEU(references=ref_d).corpus_score(read_lines(ds / "systems" / f"{name}.txt"), None).score
+        assert side.score.score == pytest.approx(want, rel=1e-12)
+
+
+@pytest.mark.parametrize("pairs,expect", [
+    ([["Nemo"]], "'Nemo' has 1 version(s)"),
+    ([["Nemo", "Nobody"]], "unknown system 'Nobody'"),
+    ([["Nemo", "Nemo"]], "given twice"),
+    ([["Nemo", "UEdin", "ref-A"]], "expected pairs of systems"),
+])
+def test_compare_pairs_are_checked_before_any_work(tmp_path, small_dataset, pairs, expect):
+    with pytest.raises(ConfigError, match="compare") as err:
+        run(tmp_path, small_dataset, compare=pairs)
+    assert expect in str(err.value)
+    assert not (tmp_path / "runs").exists() or not list((tmp_path / "runs").rglob("*.parquet"))
+

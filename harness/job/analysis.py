@@ -9,6 +9,7 @@ paper's protocol, from the statistics alone (nothing is re-tokenized), into one 
   (paired bootstrap of system-level Pearson r); with ``meta_eval``, the variants ranked by each statistic with
   significance clusters; with ``paper_protocol``: the 20-block protocol with paired t between neighbours and the
   ranking with one reference against all.
+- With ``compare=[[A, B], ...]``: where each pair of systems differs (:mod:`.comparison`).
 """
 
 from __future__ import annotations
@@ -30,9 +31,11 @@ from ..core.correlation import (
 )
 from ..core.options import get_profile
 from ..core.significance import all_pairs, block_protocol, bootstrap_ci, significance_clusters
+from ..text.pipeline import systems_statistics
+from .comparison import ComparisonResult, compare_job
 from .dataset import refset_name
 from .human import HumanScores
-from .inputs import Inputs
+from .inputs import Inputs, comparison_pairs
 from .meta_evaluation import rank_variants, wmt_statistics
 from .result import (
     BlockSummary,
@@ -71,8 +74,9 @@ def score_cells(spec: JobSpec, inputs: Inputs, statistics: Statistics) -> list[C
     return cells
 
 
-def _additive(cell: Cell) -> bool:
-    return get_profile(cell.variant.options.profile).additive
+def _additive(variant: Any) -> bool:
+    """Whether the variant's score is a function of summed statistics (then it gets intervals and tests)."""
+    return get_profile(variant.options.profile).additive
 
 
 def resample(spec: JobSpec, cells: list[Cell], progress: Any = None
@@ -85,13 +89,15 @@ def resample(spec: JobSpec, cells: list[Cell], progress: Any = None
     groups: dict[tuple[str, str], list[int]] = {}
     for i, c in enumerate(cells):
         groups.setdefault((c.refset, c.variant.name), []).append(i)
+    for variant in {c.variant.name: c.variant for c in cells}.values():
+        if not _additive(variant):  # said once per variant, not once per reference set
+            log.info("variant %s: profile %s is not a function of summed statistics; no intervals or paired tests",
+                     variant.name, variant.options.profile)
     for (refset, variant), idx in groups.items():
         group = [cells[i] for i in idx]
         if progress is not None:
             progress.update(1)
-        if not _additive(group[0]):
-            log.info("variant %s: profile %s is not a function of summed statistics; no intervals or paired tests",
-                     variant, group[0].variant.options.profile)
+        if not _additive(group[0].variant):
             continue
         fn = score_fn(group[0].variant.options)
         systems = [(c.system.label, c.stats) for c in group]
@@ -160,7 +166,7 @@ def correlations(spec: JobSpec, inputs: Inputs, cells: Sequence[Cell], human: Hu
         hseg = _human_matrix(group, human) if resample_human else None
         masks = [(True, None)] + ([(False, ~is_human)] if is_human.any() else [])
         for include_human, mask in masks:
-            if _additive(group[0]):
+            if _additive(group[0].variant):
                 found = system_level(stack([c.stats for c in group], opts), hseg, score_fn(opts), system_mask=mask,
                                      human_sys=hsys, n_samples=spec.n_samples, seed=spec.seed)
             else:
@@ -183,7 +189,7 @@ def paper_protocol(spec: JobSpec, inputs: Inputs, cells: Sequence[Cell]
     blocks: list[BlockSummary] = []
     for variant in spec.variants:
         group = [c for c in cells if c.refset == full and c.variant.name == variant.name]
-        if not group or not _additive(group[0]):
+        if not group or not _additive(group[0].variant):
             continue
         n_blocks, size = PAPER_BLOCKS, PAPER_BLOCK_SIZE
         if inputs.n_segments < n_blocks * size:
@@ -244,6 +250,41 @@ def compare_variants(spec: JobSpec, inputs: Inputs, cells: Sequence[Cell], rows:
     return out
 
 
+def primary_variant(spec: JobSpec) -> Any:
+    """The first variant whose score is a function of summed statistics (the one comparisons of pairs use)."""
+    return next(v for v in spec.variants if _additive(v))
+
+
+def pair_comparisons(spec: JobSpec, inputs: Inputs, cells: Sequence[Cell]) -> list[ComparisonResult]:
+    """``compare=[[A, B], ...]``: where each pair differs (:func:`~harness.job.comparison.compare_job`), under the
+    primary variant against the largest reference set (less either system if it is a reference), with the first
+    kind of human scores that has segment scores. The statistics are the job's when both systems were scored
+    against exactly those references; otherwise (a human translation that is a reference) the two systems are
+    counted against the common references here."""
+    if not spec.compare:
+        return []
+    variant = primary_variant(spec)
+    systems = {s.label: s for s in inputs.systems}
+    full = refset_name(inputs.full_refset)
+    by_key = {(c.system.label, c.refset, c.variant.name): c for c in cells}
+    human = next((h for h in inputs.human if h.has_segments), None)
+    where = "the job" if inputs.layout is None else str(inputs.layout.root / "systems")
+    out = []
+    for a, b, refs in comparison_pairs(spec, [(s.label, s.name) for s in inputs.systems], inputs.full_refset,
+                                       where):
+        ca, cb = by_key[(a, full, variant.name)], by_key[(b, full, variant.name)]
+        if ca.refs_used == refs and cb.refs_used == refs:
+            stats_a, stats_b = ca.stats, cb.stats
+        else:
+            stats_a, stats_b = systems_statistics([systems[a].text.lines, systems[b].text.lines],
+                                                  [inputs.refs[r].lines for r in refs], variant.options)
+        out.append(compare_job(stats_a, stats_b, systems[a].text, systems[b].text, [inputs.refs[r] for r in refs],
+                               inputs.source, human, variant.options, seed=spec.seed, n_samples=spec.n_samples,
+                               label_a=a, label_b=b, dataset=inputs.dataset, refset=refset_name(refs),
+                               variant=variant.name))
+    return out
+
+
 def analyse(spec: JobSpec, inputs: Inputs, statistics: Statistics, experiment: str, progress: Any = None
             ) -> JobResult:
     """Everything the job computes, as one :class:`JobResult`."""
@@ -274,6 +315,7 @@ def analyse(spec: JobSpec, inputs: Inputs, statistics: Statistics, experiment: s
             if spec.paper_protocol and i == 0:
                 pc, blocks, agreement = paper_protocol(spec, inputs, cells)
                 comparisons += pc
+    pairs = pair_comparisons(spec, inputs, cells)
     return JobResult(spec, inputs, experiment, tuple(cells), tuple(comparisons), tuple(clusters), tuple(rows),
                      tuple(blocks), tuple(agreement), tuple(variant_comparisons), tuple(notes),
-                     statistics.hits, statistics.misses, tuple(dropped), tuple(rankings))
+                     statistics.hits, statistics.misses, tuple(dropped), tuple(rankings), tuple(pairs))

@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import difflib
 import math
+import re
 from collections import Counter
 from dataclasses import dataclass, replace
 from itertools import chain
@@ -926,6 +927,61 @@ def compare_job(stats_a: SegmentStats, stats_b: SegmentStats, text_a: TextFile, 
                            train_counts=train_counts,
                            train_name=train_name, n_samples=n_samples, seed=seed, top=top, n_examples=n_examples,
                            dataset=dataset, refset=refset, variant=variant)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Which pair, and the files of a comparison
+# --------------------------------------------------------------------------------------------------------------
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._@+-]+")
+
+
+def choose_pair(items: Sequence[str], systems: Sequence[tuple[str, str]], where: str,
+                key: str = "systems") -> tuple[str, str]:
+    """The two systems to compare: ``[A, B]`` (each ``NAME@VERSION``, or ``NAME`` when it has one version), or
+    ``[NAME]`` for the last two versions of ``NAME``. ``systems``: the ``(label, name)`` of every system there is,
+    versions in their order (natural order of ``systems/NAME@VERSION.txt``); ``where`` names them in errors and
+    ``key`` is the option that asked."""
+    labels = [label for label, _ in systems]
+    if len(items) == 1:
+        versions = [label for label, name in systems if name == items[0]]
+        if len(versions) < 2:
+            raise ConfigError(key, f"{items[0]!r} has {len(versions)} version(s) in {where}; one NAME compares its "
+                              "last two versions (systems/NAME@VERSION.txt), else give two systems", labels,
+                              got=items[0])
+        return versions[-2], versions[-1]
+    if len(items) != 2:
+        raise ConfigError(key, f"expected two systems (A B) or one NAME with versions, got {len(items)}", labels)
+    out = []
+    for item in items:
+        if item in labels:
+            out.append(item)
+            continue
+        versions = [label for label, name in systems if name == item]
+        if versions:
+            raise ConfigError(key, f"{item!r} has several versions; name one (NAME@VERSION)", versions, got=item)
+        raise ConfigError(key, f"unknown system {item!r} in {where}", labels, got=item)
+    if out[0] == out[1]:
+        raise ConfigError(key, f"{out[0]!r} is given twice; a system cannot be compared with itself")
+    return out[0], out[1]
+
+
+def page_name(label_a: str, label_b: str) -> str:
+    """``compare-A-vs-B.html`` (labels made safe for a file name)."""
+    safe = [_UNSAFE.sub("_", x).strip("._") or "system" for x in (label_a, label_b)]
+    return f"compare-{safe[0]}-vs-{safe[1]}.html"
+
+
+def table_files(page: str) -> dict[str, str]:
+    """``<page stem>.<table>.parquet`` for every comparison table of the page ``page`` (a file name)."""
+    stem = page.rsplit(".", 1)[0]
+    return {name: f"{stem}.{name}.parquet" for name in TABLE_NAMES}
+
+
+def table_metadata(result: ComparisonResult, page: str) -> dict[str, str]:
+    """The Parquet schema metadata of a comparison's tables: the signature, the resampling, the pair, the page."""
+    return {"signature": result.signature, "seed": str(result.seed), "n_samples": str(result.n_samples),
+            "system_a": result.a.label, "system_b": result.b.label, "page": page}
 
 
 # --------------------------------------------------------------------------------------------------------------

@@ -101,6 +101,7 @@ class HarnessConfig:
     segment_table: bool = True
     significance: bool = True
     correlation: bool = True
+    figures: bool = True  # PNG + PDF figures of the job (false: a faster job, e.g. in a large sweep)
     paper_protocol: bool = False
     meta_eval: bool = False
     compare: List[List[str]] = field(default_factory=list)

@@ -10,10 +10,12 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping
+from typing import Mapping, Sequence
 
+from ..core.options import get_profile
 from ..errors import ConfigError, InputError
 from ..text.reading import TextFile, check_parallel, read_text, safe_name
+from .comparison import choose_pair
 from .dataset import DatasetLayout, choose_refs, choose_systems, load_dataset, read_layout, refset_name
 from .human import HumanScores, read_human_tsv
 from .spec import JobSpec, parse_refsets
@@ -97,6 +99,11 @@ def check_selection(spec: JobSpec, layout: DatasetLayout | None) -> None:
     """What a job selects from its dataset folder must be there (references, systems, reference sets, the human
     kind): checked from the layout alone, before the job's folder is claimed or any text is read."""
     if layout is None:
+        if spec.compare:
+            system = spec.system
+            labels = [] if system is None else [(system.label, system.name)]
+            refs = tuple(safe_name(p.stem, "refset.paths") for p in spec.refset_paths)
+            comparison_pairs(spec, labels, refs, "the job (one explicit system)")
         return
     refs = choose_refs(layout, spec.refs)
     choose_systems(layout, spec.systems)
@@ -106,6 +113,32 @@ def check_selection(spec: JobSpec, layout: DatasetLayout | None) -> None:
     if spec.human.select not in ("all", "none", "files") and spec.human.select not in kinds:
         raise ConfigError("human", f"the dataset has no human scores of kind {spec.human.select!r}",
                           ["all", "none", *kinds], got=spec.human.select)
+    if spec.compare:
+        systems = [(s.stem, s.name) for s in choose_systems(layout, spec.systems)]
+        if spec.system is not None:
+            systems.append((spec.system.label, spec.system.name))
+        full = refs if spec.refset_paths else max(parse_refsets(spec.refsets, refs), key=len)
+        comparison_pairs(spec, systems, tuple(full), str(layout.root / "systems"))
+
+
+def comparison_pairs(spec: JobSpec, systems: Sequence[tuple[str, str]], full_refset: tuple[str, ...],
+                     where: str) -> list[tuple[str, str, tuple[str, ...]]]:
+    """The job's ``compare=[[A, B], [NAME], ...]`` as ``(label A, label B, references)``: both systems scored
+    against the largest reference set less any of the two that is a reference (leave-one-out, so both are scored
+    against the same references). ``systems``: ``(label, name)`` of every system of the job, in order."""
+    if not any(get_profile(v.options.profile).additive for v in spec.variants):
+        raise ConfigError("compare", "comparing systems needs a variant whose score is a function of summed "
+                          "statistics (not only the nltk profile)", [v.name for v in spec.variants])
+    out = []
+    for items in spec.compare:
+        a, b = choose_pair(items, systems, where, key="compare")
+        refs = tuple(r for r in full_refset if r not in (a, b))
+        if not refs:
+            raise ConfigError("compare", f"no reference left to compare {a!r} and {b!r}: each of the references "
+                              f"{refset_name(full_refset)!r} is one of them (a human translation is compared "
+                              "against the other references)", got=list(items))
+        out.append((a, b, refs))
+    return out
 
 
 def load_inputs(spec: JobSpec, layout: DatasetLayout | None) -> Inputs:
@@ -134,7 +167,9 @@ def load_inputs(spec: JobSpec, layout: DatasetLayout | None) -> Inputs:
             refs[safe_name(text.name, "refset.paths")] = text
     if spec.system is not None:
         s = spec.system
-        twin = next((x for x in systems if x.label == s.name or (x.name == s.name and s.version is None)), None)
+        label = s.label
+        twin = next((x for x in systems if x.label in (label, s.name) or (x.name == s.name and s.version is None)),
+                    None)
         if twin is not None:
             raise ConfigError("system.name", f"system {s.name!r} ({s.path}) has the name of the dataset's system "
                               f"{twin.label!r} ({twin.text.path}), whose human scores would be taken for it; give it "
@@ -165,3 +200,50 @@ def load_inputs(spec: JobSpec, layout: DatasetLayout | None) -> Inputs:
     if n_segments == 0:
         raise InputError("no segments to score")
     return inputs
+
+
+@dataclass(frozen=True, eq=False)
+class PairInputs:
+    """What a comparison of two systems reads (``harness-compare``, ``harness-history --compare``): both texts and
+    labels, the references in use, the source, one kind of human scores (or None) with its display title, the
+    dataset's name and the warnings of reading."""
+
+    label_a: str
+    label_b: str
+    text_a: TextFile
+    text_b: TextFile
+    refs: tuple[TextFile, ...]
+    source: TextFile | None
+    human: HumanScores | None
+    human_title: str | None
+    dataset: str
+    warnings: tuple[str, ...]
+
+
+def pair_inputs(layout: DatasetLayout, items: Sequence[str], refs: Sequence[str] | None = None,
+                human: str | None = None) -> PairInputs:
+    """Two systems of a dataset folder (``[A, B]``, or ``[NAME]`` for its last two versions), its references
+    (``refs``, default all) less either system if it is one (leave-one-out), its source, and the human scores of
+    kind ``human`` (None: the first kind; ``"none"``: none)."""
+    stem_a, stem_b = choose_pair(items, [(s.stem, s.name) for s in layout.systems], str(layout.root / "systems"))
+    kinds = [k.name for k in layout.human_kinds]
+    if human is None:
+        chosen: list[str] = kinds[:1]
+    elif human == "none":
+        chosen = []
+    else:
+        if human not in kinds:
+            raise ConfigError("human", f"the dataset has no human scores of kind {human!r}", ["none", *kinds],
+                              got=human)
+        chosen = [human]
+    used = [r for r in choose_refs(layout, refs) if r not in (stem_a, stem_b)]
+    if not used:
+        raise ConfigError("refs", f"no reference left: {stem_a!r} or {stem_b!r} is the only reference, and a human "
+                          "translation is compared against the other references", list(layout.refs))
+    ds = load_dataset(layout, refs=used, systems=[stem_a, stem_b], human=chosen)
+    by_stem = {f.stem: t for f, t in ds.systems}
+    scores = ds.human[chosen[0]] if chosen else None
+    title = next((k.title for k in layout.human_kinds if chosen and k.name == chosen[0]), None)
+    return PairInputs(stem_a, stem_b, by_stem[stem_a], by_stem[stem_b], tuple(ds.refs[r] for r in used), ds.source,
+                      scores, title or (chosen[0] if chosen else None), ds.name, tuple(ds.warnings))
+

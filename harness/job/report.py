@@ -426,11 +426,39 @@ def ranking_section(result: JobResult) -> str:
     return "\n".join(out)
 
 
+#: Where a job writes the pages and tables of ``compare=[[A, B], ...]`` (a sub-folder of the job folder).
+PAIRS_FOLDER = "compare"
+
+
+def pairs_section(result: JobResult) -> str:
+    """``compare=[[A, B], ...]``: the headline of each pair and its page."""
+    if not result.pairs:
+        return ""
+    from .comparison import page_name
+
+    first = result.pairs[0]
+    out = ["## Where pairs of systems differ", "",
+           f"{first.variant} against {first.refset}; delta = B - A with the 95% percentile interval of the paired "
+           f"differences, paired bootstrap p ({first.n_samples} resamples, seed {first.seed}). Each page breaks the "
+           "difference down by sentence length, sentence BLEU, word frequency and n-gram order, lists the n-grams "
+           "and segments behind it" + (", and the human scores" if any(p.human for p in result.pairs) else "")
+           + ".", ""]
+    rows = []
+    for pair in result.pairs:
+        h = pair.headline
+        page = f"{PAIRS_FOLDER}/{page_name(pair.a.label, pair.b.label)}"
+        rows.append([pair.a.label, pair.b.label, h.a, h.b, f"{h.delta:+.2f} [{h.delta_low:+.2f}, {h.delta_high:+.2f}]",
+                     fmt_p(h.p_value), f"[{page}]({page})"])
+    out += [table(["A", "B", "BLEU A", "BLEU B", "delta [95% CI]", "p", "page"], rows), ""]
+    return "\n".join(out)
+
+
 def render(result: JobResult, figures: Sequence[str] = ()) -> str:
     """The whole ``report.md``."""
     body = [header(result), systems_section(result), significance_section(result)]
     body += [correlation_section(result, h.name) for h in result.inputs.human]
-    body += [comparisons_section(result), ranking_section(result), paper_section(result), discussion(result)]
+    body += [comparisons_section(result), ranking_section(result), paper_section(result), pairs_section(result),
+             discussion(result)]
     if result.notes:
         body += ["## Notes", "", *[f"- {n}" for n in result.notes], ""]
     if figures:

@@ -14,6 +14,7 @@ from ..core.bleu import BleuScore
 from ..core.correlation import Agreement, Correlation
 from ..core.significance import ClusterRow, Comparison
 from ..core.stats import SegmentStats
+from .comparison import ComparisonResult
 from .inputs import Inputs, SystemInput
 from .spec import JobSpec, Variant
 
@@ -147,6 +148,7 @@ class JobResult:
     cache_misses: int = 0
     dropped: tuple[str, ...] = field(default=())
     rankings: tuple[VariantRank, ...] = ()
+    pairs: tuple[ComparisonResult, ...] = ()  # compare=[[A, B], ...]
 
     @property
     def dataset(self) -> str:

@@ -59,6 +59,11 @@ class ExplicitSystem:
     human: bool
     metadata: Mapping[str, str]
 
+    @property
+    def label(self) -> str:
+        """``NAME@VERSION`` (or ``NAME``), as the job's tables name it."""
+        return self.name if self.version is None else f"{self.name}@{self.version}"
+
 
 @dataclass(frozen=True)
 class HumanSelection:
@@ -93,9 +98,10 @@ class JobSpec:
     n_samples: int
     significance: bool
     correlation: bool
+    figures: bool
     paper_protocol: bool
     meta_eval: bool
-    compare: tuple[tuple[str, str], ...]
+    compare: tuple[tuple[str, ...], ...]  # [A, B], or [NAME] for its last two versions
     segment_table: bool
     force: bool
     progress: bool | None
@@ -333,9 +339,10 @@ def build_spec(config: Mapping[str, Any], overrides: Sequence[str] = ()) -> JobS
         tracking_uri = str(uri) if uri else f"sqlite:///{runs_dir / 'mlflow.db'}"
     compare = []
     for pair in config.get("compare") or []:
-        if not isinstance(pair, list) or len(pair) != 2:
-            raise ConfigError("compare", f"expected pairs of systems [[A,B],...], got {pair!r}", got=pair)
-        compare.append((str(pair[0]), str(pair[1])))
+        if not isinstance(pair, (list, tuple)) or len(pair) not in (1, 2):
+            raise ConfigError("compare", "expected pairs of systems [[A,B],...] or [[NAME]] for the last two "
+                              f"versions of NAME, got {pair!r}", got=pair)
+        compare.append(tuple(str(x) for x in pair))
     for key in ("tracking_retries", "tracking_timeout"):
         if _int(config.get(key), key) < 0:
             raise ConfigError(key, f"must be >= 0, got {config[key]}", got=config[key])
@@ -359,6 +366,7 @@ def build_spec(config: Mapping[str, Any], overrides: Sequence[str] = ()) -> JobS
         n_samples=n_samples,
         significance=bool(config.get("significance", True)),
         correlation=bool(config.get("correlation", True)),
+        figures=bool(config.get("figures", True)),
         paper_protocol=bool(config.get("paper_protocol", False)),
         meta_eval=bool(config.get("meta_eval", False)),
         compare=tuple(compare),

@@ -260,6 +260,7 @@ def build_payload(result: JobResult, job_key: str, tables: Mapping[str, Any] | N
               "seed": spec.seed, "n_samples": spec.n_samples, "harness_version": __version__}
     tags = {"dataset": result.dataset, "experiment": result.experiment, "harness.job": spec.job_name,
             "harness.job_key": job_key, "output_dir": str(spec.folder(result.experiment)),
+            **({"dataset_root": str(inputs.layout.root)} if inputs.layout is not None else {}),
             **{f"sha256.{k.replace(':', '.')}": v for k, v in hashes.items() if k.startswith("ref:")}}
     digest = hashlib.sha256(json.dumps(sorted(hashes.items())).encode()).hexdigest()[:12]
     source = str(inputs.layout.root) if inputs.layout is not None else ",".join(str(t.path) for t in inputs.refs.values())

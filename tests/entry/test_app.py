@@ -1,5 +1,6 @@
 """The ``harness`` command as users run it (real subprocesses): the README's main job on the bundled demo, a sweep
-on the local cores with a failing job, a real tracking server, and one-line errors."""
+on the local cores with a failing job, a real tracking server, and one-line errors. (Reruns, the cache, MLflow's
+record of a rerun and versions are tested in process: tests/test_runner.py.)"""
 
 from __future__ import annotations
 
@@ -81,17 +82,6 @@ def test_demo_mlflow_runs_equal_the_table(demo):
         assert run.data.metrics["human.mqm"] < 0
 
 
-def test_rerun_of_the_demo_uses_the_cache_and_replaces_its_record(demo):
-    before = pd.read_parquet(demo["out"] / "system_scores.parquet")
-    proc = run_harness(demo["cwd"])
-    assert "0 statistics computed, 108 from cache" in proc.stdout
-    after = pd.read_parquet(demo["out"] / "system_scores.parquet")
-    pd.testing.assert_frame_equal(before, after)
-    parents, runs = mlflow_runs(demo["uri"], "demo")
-    assert len(parents) == 1 and len(runs) == 135
-    assert not [p for p in demo["out"].iterdir() if p.name.startswith(".staging") or p.name.endswith(".tmp")]
-
-
 def test_a_dataset_folder_names_the_experiment_and_the_job(tmp_path):
     ds = make_dataset(tmp_path / "mini")
     proc = run_harness(tmp_path, f"dataset.root={ds}", "bleu=sacrebleu", "tracking=false", "n_samples=50")
@@ -106,7 +96,7 @@ def test_sweep_on_local_cores_with_a_failing_job(tmp_path):
     pytest.importorskip("hydra_plugins.hydra_joblib_launcher")
     ds = make_dataset(tmp_path / "mini")
     proc = run_harness(tmp_path, "-m", "hydra/launcher=joblib", "hydra.launcher.n_jobs=2", f"dataset.root={ds}",
-                       "experiment_name=sweep", "bleu=sacrebleu,char", "n_samples=50",
+                       "experiment_name=sweep", "bleu=sacrebleu,char", "n_samples=50", "figures=false",
                        "dataset.systems=[Nemo,UEdin],[NoSuchSystem]", check=False)
     assert proc.returncode == 1 and "2 job(s) failed" in proc.stderr and "NoSuchSystem" in proc.stderr
     assert "Traceback" not in proc.stderr
@@ -120,12 +110,11 @@ def test_sweep_on_local_cores_with_a_failing_job(tmp_path):
 def test_against_a_real_tracking_server(tmp_path, mlflow_server):
     ds = make_dataset(tmp_path / "mini")
     run_harness(tmp_path, f"tracking_uri={mlflow_server.uri}", f"dataset.root={ds}", "experiment_name=server",
-                "bleu=[sacrebleu,char]", "n_samples=50")
+                "bleu=[sacrebleu,char]", "n_samples=50", "figures=false")
     table = pd.read_parquet(job_folder(tmp_path, "server") / "system_scores.parquet")
     parents, runs = mlflow_runs(mlflow_server.uri, "server")
     assert len(parents) == 1 and len(runs) == len(table) == 3 * 1 * 2
-    by = {(r.data.tags["system"], r.data.variant if False else r.data.tags["variant"]): r.data.metrics["bleu"]
-          for r in runs}
+    by = {(r.data.tags["system"], r.data.tags["variant"]): r.data.metrics["bleu"] for r in runs}
     for row in table.itertuples():
         assert by[(row.system, row.variant)] == pytest.approx(row.bleu, rel=1e-12)
     assert not (tmp_path / "runs" / "mlflow.db").exists()  # nothing went to the local store

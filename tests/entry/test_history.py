@@ -81,7 +81,8 @@ def score(work: Path, ds: Path, *given: str, **overrides) -> tuple[Outcome, str]
     config they stand for (``dataset`` merged one level deep, ``bleu`` the whole node)."""
     dataset = {"root": str(ds), "refsets": "all", **overrides.pop("dataset", {})}
     bleu = overrides.pop("bleu", None)
-    cfg = base_config(work, n_samples=100, tracking=True, human={"select": "none"}, dataset=dataset, **overrides)
+    cfg = base_config(work, n_samples=100, tracking=True, human={"select": "none"}, dataset=dataset, figures=False,
+                      **overrides)
     if bleu is not None:
         cfg["bleu"] = bleu
     if "experiment_name" not in overrides:  # else a dataset.root on the command line names the experiment
@@ -388,3 +389,27 @@ def test_history_against_a_tracking_server(tmp_path, mlflow_server):
     assert frame["bleu"][1] == pytest.approx(oracle[1]["score"], abs=1e-9)
     assert frame["delta_prev"][1] < -3 and frame["p_prev"][1] == oracle[1]["p_value"]
     assert {"ci_low", "ci_high", "p_best", "best_before", "run_id", "parent_run_id"} <= set(frame)
+
+
+def test_compare_writes_the_page_of_the_last_two_versions(tmp_path, runs_with_store):
+    """``--compare``: the comparison of the last two versions, from the dataset folder they were scored in; its
+    headline is the paired test harness-score gives on the texts (p-value exact); refused once a text changed."""
+    ds = versions_dataset(tmp_path / "ds", checkpoints("2", "3", "4"))
+    score(tmp_path, ds)
+    page = tmp_path / "last.html"
+    proc = history(*args({"runs": runs_with_store}, "--refset", REFSET, "--compare", str(page)))
+    assert proc.returncode == 0, proc.stderr
+    assert f"comparison of the last two versions: {page}" in proc.stdout
+    html = page.read_text()
+    assert "mymodel@3" in html and "mymodel@4" in html
+    systems = pd.read_parquet(tmp_path / "last.systems.parquet")
+    oracle = paired(ds, "3", "4")  # harness-score --paired-bs: baseline v3, then v4
+    assert list(systems["system"] + "@" + systems["system_version"]) == ["mymodel@3", "mymodel@4"]
+    assert systems["bleu"].tolist() == pytest.approx([o["score"] for o in oracle], rel=1e-12)
+    buckets = pd.read_parquet(tmp_path / "last.buckets.parquet")
+    headline = buckets[buckets["group"] == "overall"].iloc[0]
+    assert headline["p_value"] == oracle[1]["p_value"]
+    # a version's text changed since it was scored: no comparison of a text that was not scored
+    write_lines(ds / "systems" / "mymodel@4.txt", read_lines(ds / "systems" / "mymodel@2.txt"))
+    proc = history(*args({"runs": runs_with_store}, "--refset", REFSET, "--compare", str(page)))
+    assert proc.returncode == 2 and "mymodel@4.txt changed since version 4 was scored" in proc.stderr

@@ -22,7 +22,7 @@ from support import executable, job_folder, make_dataset, read_lines, run_harnes
 
 pytestmark = pytest.mark.slow
 
-BASE = ("bleu=sacrebleu", "n_samples=50", "experiment_name=faults")
+BASE = ("bleu=sacrebleu", "n_samples=50", "experiment_name=faults", "figures=false")
 
 
 def harness_on(cwd: Path, ds: Path, *args: str, check: bool = False, env: dict | None = None):
