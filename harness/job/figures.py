@@ -27,7 +27,7 @@ MARKERS = ["o", "s", "D", "^", "v", "P", "X", "*"]
 DPI = 200
 
 
-def _pyplot() -> Any:
+def pyplot() -> Any:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -51,7 +51,7 @@ def _save(fig: Any, folder: Path, stem: str) -> list[str]:
     frozen by :func:`_freeze_layout` (one draw per format)."""
     import io
 
-    plt = _pyplot()
+    plt = pyplot()
     names = []
     for ext in ("png", "pdf"):
         buffer = io.BytesIO()
@@ -75,7 +75,7 @@ def _distinct_variants(result: JobResult) -> list[Any]:
 
 
 def bleu_by_system(result: JobResult, folder: Path) -> list[str]:
-    plt = _pyplot()
+    plt = pyplot()
     full = result.full_refset
     variants = _distinct_variants(result)
     families: dict[str, list[Any]] = {}
@@ -162,7 +162,7 @@ def place_labels(ax: Any, xs: Sequence[float], ys: Sequence[float], texts: Seque
 
 
 def bleu_vs_human(result: JobResult, folder: Path) -> list[str]:
-    plt = _pyplot()
+    plt = pyplot()
     full = result.full_refset
     variants = _distinct_variants(result)
     names: list[str] = []
@@ -217,7 +217,7 @@ def bleu_vs_human(result: JobResult, folder: Path) -> list[str]:
 def blocks(result: JobResult, folder: Path) -> list[str]:
     if not result.blocks:
         return []
-    plt = _pyplot()
+    plt = pyplot()
     variants = list(dict.fromkeys(b.variant for b in result.blocks))[:3]
     first = [b for b in result.blocks if b.variant == variants[0]]
     order = [b.system.label for b in first]

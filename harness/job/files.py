@@ -1,8 +1,9 @@
 """Writing files safely: the one atomic writer of the harness, and the clean-up of what killed writers left.
 
 A file is written to a temporary name in its own folder and renamed over its final name, so a reader sees the
-old bytes or the new ones, never a torn file. Temporary names carry the writer's pid
-(``.NAME.PID.RANDOM.tmp``): a later writer removes those of dead processes. Files get the permissions the
+old bytes or the new ones, never a torn file. Temporary names carry the writer's host and pid
+(``.NAME.HOST-PID.RANDOM.tmp``, HOST a hash of the host name): a later writer on the same host removes those of
+dead processes (a pid means nothing on another host of a shared file system). Files get the permissions the
 process umask gives a new file (``0666 & ~umask``), like ``open()``, not ``mkstemp``'s 0600, so a shared
 ``runs_dir`` stays readable. A full disk or a read-only folder is an :class:`OutputError` naming the file.
 """
@@ -10,15 +11,17 @@ process umask gives a new file (``0666 & ~umask``), like ``open()``, not ``mkste
 from __future__ import annotations
 
 import errno
+import hashlib
 import os
 import re
 import secrets
+import socket
 from pathlib import Path
 from typing import BinaryIO, Callable
 
 from ..errors import HarnessError
 
-_TMP = re.compile(r"^\..+\.(\d+)\.[0-9a-f]{8}\.tmp$")
+_TMP = re.compile(r"^\..+\.([0-9a-f]{8})-(\d+)\.[0-9a-f]{8}\.tmp$")
 
 
 class OutputError(HarnessError):
@@ -37,12 +40,9 @@ def process_umask() -> int:
     return mask
 
 
-_UMASK = process_umask()
-
-
 def file_mode() -> int:
-    """The mode ``open()`` gives a new file under the process umask."""
-    return 0o666 & ~_UMASK
+    """The mode ``open()`` gives a new file under the current process umask."""
+    return 0o666 & ~process_umask()
 
 
 def os_reason(exc: OSError) -> str:
@@ -67,9 +67,14 @@ def pid_alive(pid: int) -> bool:
     return True
 
 
+def host_tag() -> str:
+    """8 hex digits naming this host in temporary names."""
+    return hashlib.sha256(socket.gethostname().encode()).hexdigest()[:8]
+
+
 def temporary_name(path: Path) -> Path:
-    """A unique temporary name beside ``path`` that names this process."""
-    return path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    """A unique temporary name beside ``path`` that names this host and process."""
+    return path.with_name(f".{path.name}.{host_tag()}-{os.getpid()}.{secrets.token_hex(4)}.tmp")
 
 
 def atomic_write(path: Path, data: bytes | str | Callable[[BinaryIO], None]) -> Path:
@@ -78,7 +83,9 @@ def atomic_write(path: Path, data: bytes | str | Callable[[BinaryIO], None]) -> 
     tmp = temporary_name(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, file_mode())
+        # 0o666: the kernel applies the umask in force now, as open() does (a mode computed from the umask at
+        # import would ignore a umask set later, e.g. 0o002 for a group-shared runs_dir)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
         with os.fdopen(fd, "wb") as f:
             if callable(data):
                 data(f)
@@ -86,24 +93,34 @@ def atomic_write(path: Path, data: bytes | str | Callable[[BinaryIO], None]) -> 
                 f.write(data.encode("utf-8") if isinstance(data, str) else data)
         os.replace(tmp, path)
     except OSError as exc:
-        tmp.unlink(missing_ok=True)
+        _discard(tmp)
         raise OutputError(path, os_reason(exc)) from None
     except BaseException:
-        tmp.unlink(missing_ok=True)
+        _discard(tmp)
         raise
     return path
 
 
+def _discard(tmp: Path) -> None:
+    """Remove a temporary if it exists; the clean-up of a failure never raises an error of its own (a folder under
+    a file gives ENOTDIR, a read-only one EROFS: the caller reports the first error)."""
+    try:
+        tmp.unlink(missing_ok=True)
+    except OSError:
+        pass
+
+
 def remove_stale_temporaries(folder: Path) -> list[Path]:
-    """Remove the temporary files of :func:`atomic_write` that dead processes left in ``folder``."""
+    """Remove the temporary files of :func:`atomic_write` that dead processes of this host left in ``folder``."""
     removed = []
+    host = host_tag()
     try:
         entries = list(folder.iterdir())
     except OSError:
         return removed
     for entry in entries:
         found = _TMP.match(entry.name)
-        if found and not pid_alive(int(found.group(1))):
+        if found and found.group(1) == host and not pid_alive(int(found.group(2))):
             try:
                 entry.unlink()
                 removed.append(entry)

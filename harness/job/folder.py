@@ -29,7 +29,7 @@ import shutil
 import socket
 import time
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any, Iterator, Mapping, Sequence
 
 from ..errors import JobFolderError
@@ -86,9 +86,10 @@ class JobFolder:
         path = self.path
         if path.exists() and not path.is_dir():
             raise JobFolderError(path, "is a file, not a folder", holder=None)
+        real = path.resolve()  # both sides resolved: a relative or symlinked folder is no way around this check
         for item in inputs:
             item = Path(item).resolve()
-            if item == path or path in item.parents:
+            if item == real or real in item.parents:
                 raise JobFolderError(path, f"holds an input of this job ({item}); results go to a folder of their "
                                      "own (output_dir=...)")
         if path.is_dir() and not (path / MARKER).exists():
@@ -115,23 +116,34 @@ class JobFolder:
             who = (f"pid {holder.get('pid', '?')} on {holder.get('host', '?')} since "
                    f"{holder.get('started', '?')}") if holder else "another process"
             raise JobFolderError(self.path, f"another job holds this folder ({who})", holder=holder) from None
-        previous = _json(self.path / LOCK)
-        if previous and previous.get("pid") != os.getpid() and previous.get("host") == socket.gethostname() \
-                and not pid_alive(int(previous.get("pid", 0))):
-            log.info("taking over %s from pid %s, which is no longer running", self.path, previous.get("pid"))
-        self._started = time.time()
-        info = {"pid": os.getpid(), "host": socket.gethostname(),
-                "started": time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(self._started)), "job": self.job}
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, json.dumps(info).encode(), 0)
         self._lock_fd = fd
-        if not (self.path / MARKER).exists():
-            atomic_write(self.path / MARKER, json.dumps({"harness": __version__, "job": self.job}) + "\n")
+        # From here on a failure lets the folder go again: held() has not entered its try yet, so nothing else
+        # would release it (a full disk here is an OutputError naming the file, not a traceback)
+        try:
+            previous = _json(self.path / LOCK) or {}
+            pid = previous.get("pid")
+            if isinstance(pid, int) and pid > 0 and pid != os.getpid() \
+                    and previous.get("host") == socket.gethostname() and not pid_alive(pid):
+                log.info("taking over %s from pid %s, which is no longer running", self.path, pid)
+            self._started = time.time()
+            info = {"pid": os.getpid(), "host": socket.gethostname(),
+                    "started": time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(self._started)), "job": self.job}
+            try:
+                os.ftruncate(fd, 0)
+                os.pwrite(fd, json.dumps(info).encode(), 0)
+            except OSError as exc:
+                raise OutputError(self.path / LOCK, os_reason(exc)) from None
+            if not (self.path / MARKER).exists():
+                atomic_write(self.path / MARKER, json.dumps({"harness": __version__, "job": self.job}) + "\n")
+        except BaseException:
+            self.release()
+            raise
 
     def release(self) -> None:
         if self._lock_fd is not None:
             with contextlib.suppress(OSError):
                 fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
+            with contextlib.suppress(OSError):  # closed even if unlocking failed (closing releases the lock too)
                 os.close(self._lock_fd)
             self._lock_fd = None
 
@@ -168,8 +180,11 @@ class JobFolder:
 
     def write_status(self, status: str, **fields: Any) -> None:
         previous = _json(self.path / STATUS) or {}
-        published = previous.get("published_generation") if previous.get("status") != "ok" else \
-            previous.get("generation")
+        if status == "ok":  # this generation is the published one now
+            published = self.generation
+        else:
+            published = previous.get("published_generation") if previous.get("status") != "ok" else \
+                previous.get("generation")
         record = {"status": status, "job": self.job, "generation": self.generation,
                   "published_generation": published, "pid": os.getpid(), "host": socket.gethostname(),
                   "started_at": self._started, "updated_at": time.time(), **fields}
@@ -189,7 +204,7 @@ class JobFolder:
                 target = self.path / rel
                 target.parent.mkdir(parents=True, exist_ok=True)
                 os.replace(staging / rel, target)
-            for rel in old.get("files", {}):
+            for rel in _listed(old):  # a damaged manifest removes nothing, and nothing outside the folder
                 if rel not in files and rel not in BOOKKEEPING:
                     (self.path / rel).unlink(missing_ok=True)
         except OSError as exc:
@@ -207,15 +222,48 @@ class JobFolder:
             shutil.rmtree(self.staging, ignore_errors=True)
 
 
+def _listed(manifest: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
+    """The file entries of a manifest, leaving out anything malformed and any name that leaves the folder."""
+    files = manifest.get("files")
+    if not isinstance(files, dict):
+        return {}
+    out = {}
+    for rel, info in files.items():
+        parts = PurePosixPath(rel).parts if isinstance(rel, str) else ()
+        if isinstance(info, dict) and parts and not PurePosixPath(rel).is_absolute() and ".." not in parts:
+            out[rel] = info
+    return out
+
+
 def verified_files(folder: str | Path) -> dict[str, Path]:
     """The files of a job folder that can be trusted: those ``manifest.json`` lists, with the size and SHA-256 it
     records. The manifest is removed before a generation's files are moved in and written after, so while it
-    exists it describes the files on disk; empty when the folder holds no complete generation."""
+    exists it describes the files on disk; empty when the folder holds no complete generation (a damaged manifest
+    trusts nothing, never raises)."""
     folder = Path(folder)
-    manifest = _json(folder / MANIFEST) or {}
     out = {}
-    for rel, info in manifest.get("files", {}).items():
+    for rel, info in _listed(_json(folder / MANIFEST) or {}).items():
         path = folder / rel
-        if path.is_file() and path.stat().st_size == info.get("bytes") and sha256_of(path) == info.get("sha256"):
-            out[rel] = path
+        try:
+            if path.is_file() and path.stat().st_size == info.get("bytes") and sha256_of(path) == info.get("sha256"):
+                out[rel] = path
+        except OSError:
+            continue
     return out
+
+
+def verified_bytes(folder: str | Path, rel: str) -> bytes | None:
+    """The content of one file of a job folder if ``manifest.json`` lists it with this size and SHA-256, else
+    None. Read once and checked in memory, so what the caller gets is what was checked (a generation published
+    between a check and a second read could otherwise slip in), and no other file of the folder is hashed."""
+    folder = Path(folder)
+    info = _listed(_json(folder / MANIFEST) or {}).get(rel)
+    if info is None:
+        return None
+    try:
+        data = (folder / rel).read_bytes()
+    except OSError:
+        return None
+    if len(data) != info.get("bytes") or hashlib.sha256(data).hexdigest() != info.get("sha256"):
+        return None
+    return data

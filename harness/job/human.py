@@ -108,6 +108,8 @@ def _check_header(path: Path, rows: list[list[str]], allowed: Sequence[tuple[str
 
 def _parse_score(path: Path, line: int, text: str) -> float:
     try:
+        if "_" in text:  # float() reads "1_5" as 15.0 (Python literal syntax); no score file means that
+            raise ValueError(text)
         value = float(text)
     except ValueError:
         raise InputError(f"score {text!r} is not a number", path, line) from None

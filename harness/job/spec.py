@@ -162,12 +162,18 @@ def parse_refsets(value: Any, refs: Sequence[str]) -> tuple[tuple[str, ...], ...
         singles = tuple((r,) for r in refs)
         return singles + ((tuple(refs),) if len(refs) > 1 else ())
     if isinstance(value, (list, tuple)) and value and all(isinstance(x, (list, tuple)) and x for x in value):
-        out = []
+        out: list[tuple[str, ...]] = []
         for group in value:
             for stem in group:
                 if stem not in refs:
                     raise ConfigError("dataset.refsets", f"unknown reference {stem!r}", list(refs), got=stem)
-            out.append(tuple(str(s) for s in group))
+            names = tuple(str(s) for s in group)
+            if len(set(names)) != len(names):
+                raise ConfigError("dataset.refsets", f"reference set {list(names)} names a reference twice (it would "
+                                  "count as two references)", got=list(names))
+            if names in out:
+                raise ConfigError("dataset.refsets", f"reference set {list(names)} is given twice", got=list(names))
+            out.append(names)
         return tuple(out)
     raise ConfigError("dataset.refsets", f"expected all, each or a list of lists of reference names, got {value!r}",
                       ["all", "each", "[[A],[A,B]]"], got=value)

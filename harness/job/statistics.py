@@ -5,10 +5,12 @@ block (counted to the highest n-gram order any of them needs); everything else a
 it. Blocks are counted by the one text pipeline (:mod:`harness.text.pipeline`): the references of a block are
 prepared once and every system missing from the cache is counted against them.
 
-The cache (``runs_dir/cache/stats``) is keyed by the content hashes of the texts, the system's version and
-everything tokens depend on. Each entry stores its key and a SHA-256 of its arrays: an entry that is damaged
-(empty, truncated), unreadable, or whose content does not match its key is recomputed with a warning, never
-trusted. Writing the cache is best effort: a full disk costs the cache, not the job.
+The cache (``runs_dir/cache/stats``) is keyed by the content hashes of the texts and everything tokens depend
+on, nothing else: a system's name and version are not inputs of its statistics, so byte-identical outputs (two
+versions of a checkpoint that did not change, a system renamed) are counted once, in a job and across jobs.
+Each entry stores its key and a SHA-256 of its arrays: an entry that is damaged (empty, truncated), unreadable,
+or whose content does not match its key is recomputed with a warning, never trusted. Writing the cache is best
+effort: a full disk costs the cache, not the job.
 """
 
 from __future__ import annotations
@@ -73,9 +75,10 @@ class StatisticsCache:
 
     @staticmethod
     def key(system: SystemInput, refs: Iterable[str], tk: TokenKey, order: int) -> str:
+        """The entry of ``system``'s statistics against the references with these content hashes (in this order),
+        under these tokens and n-gram order: content only (not the system's name or version)."""
         h = hashlib.sha256()
-        for part in (CACHE_VERSION, system.text.sha256, system.version or "", *refs, tk.tokenize, tk.case,
-                     str(order)):
+        for part in (CACHE_VERSION, system.text.sha256, *refs, tk.tokenize, tk.case, str(order)):
             h.update(part.encode())
             h.update(b"\0")
         return h.hexdigest()
@@ -168,15 +171,21 @@ def compute_statistics(inputs: Inputs, variants: Iterable[Variant], cache: Stati
     out: dict[BlockKey, SegmentStats] = {}
     missing: dict[tuple[tuple[str, ...], TokenKey], list[tuple[BlockKey, str, SystemInput]]] = {}
     orders: dict[tuple[tuple[str, ...], TokenKey], tuple[int, BleuOptions]] = {}
+    twins: dict[str, list[BlockKey]] = {}  # blocks whose key an earlier block of this job already counts
+    counting: set[str] = set()
     for bkey, (system, order, opts) in needed.items():
         _, used, tk = bkey
         key = cache.key(system, [inputs.refs[r].sha256 for r in used], tk, order)
+        if key in counting:
+            twins.setdefault(key, []).append(bkey)
+            continue
         stats = cache.load(key)
         if stats is not None:
             out[bkey] = stats
             if progress is not None:
                 progress.update(1)
             continue
+        counting.add(key)
         missing.setdefault((used, tk), []).append((bkey, key, system))
         orders[(used, tk)] = (order, opts)
     chars = sum(sum(map(len, system.text.lines)) * (1 + len(used))
@@ -194,5 +203,10 @@ def compute_statistics(inputs: Inputs, variants: Iterable[Variant], cache: Stati
             out[bkey] = stats
             if progress is not None:
                 progress.update(1)
+            for twin in twins.get(key, ()):  # a byte-identical text: the same statistics, not counted again
+                cache.hits += 1
+                out[twin] = stats
+                if progress is not None:
+                    progress.update(1)
     log.info("statistics: %d from cache, %d computed", cache.hits, cache.misses)
     return Statistics(out, cache.hits, cache.misses)

@@ -33,6 +33,7 @@ import json
 import logging
 import math
 import os
+import re
 import signal
 import socket
 import threading
@@ -199,12 +200,20 @@ class JobPayload:
     tables: dict[str, Any] = field(default_factory=dict)
 
 
+_INTEGER = re.compile(r"[+-]?[0-9]+", re.ASCII)
+_KEY_UNSAFE = re.compile(r"[^/\w.\- ]")  # MLflow's rule for keys on every platform (Windows: no colon)
+
+
 def version_step(version: str | None) -> int:
     """The metric step of a version: the version itself when it is an integer (checkpoint steps), else 0."""
-    if version is None:
-        return 0
-    text = version.strip()
-    return int(text) if text.lstrip("+-").isdigit() and abs(int(text)) < 2**62 else 0
+    text = "" if version is None else version.strip()
+    return int(text) if _INTEGER.fullmatch(text) and abs(int(text)) < 2**62 else 0
+
+
+def key_part(name: str) -> str:
+    """A name (a human kind, a reference, a metadata key) as part of an MLflow metric or tag key: the characters
+    MLflow refuses in keys (anything but letters, digits, ``_ - . /`` and space) become ``_``."""
+    return _KEY_UNSAFE.sub("_", name)
 
 
 def run_name(system: str, version: str | None, refset: str, variant: str) -> str:
@@ -225,7 +234,7 @@ def parent_metrics(result: JobResult) -> dict[str, float]:
         if r.variant != variant or r.refset != result.full_refset or c.level != "system" or c.grouping != "none":
             continue
         subset = "all_systems" if r.include_human else "mt_only"
-        name = f"{c.method}.{subset}" + (f".{r.human_score}" if len(kinds) > 1 else "")
+        name = f"{c.method}.{subset}" + (f".{key_part(r.human_score)}" if len(kinds) > 1 else "")
         if math.isfinite(c.value):
             out[name] = c.value
     return out
@@ -244,13 +253,13 @@ def build_payload(result: JobResult, job_key: str, tables: Mapping[str, Any] | N
         metrics.update({f"precision_{n + 1}": p for n, p in enumerate(s.precisions)})
         for kind, scores in human_sys.items():
             if c.system.label in scores:
-                metrics[f"human.{kind}"] = scores[c.system.label]
+                metrics[f"human.{key_part(kind)}"] = scores[c.system.label]
         tags = {"system": c.system.name, "system_version": c.system.version or "", "refset": c.refset,
                 "refs_used": "+".join(c.refs_used), "variant": c.variant.name, "signature": s.signature,
                 "dataset": result.dataset, "experiment": result.experiment, "human": str(c.system.human).lower(),
                 "sha256.system": c.system.text.sha256,
-                **{f"sha256.ref.{r}": inputs.refs[r].sha256 for r in c.refs_used},
-                **{f"meta.{k}": v for k, v in c.system.metadata.items()}}
+                **{f"sha256.ref.{key_part(r)}": inputs.refs[r].sha256 for r in c.refs_used},
+                **{f"meta.{key_part(k)}": v for k, v in c.system.metadata.items()}}
         runs.append(NestedRun(run_name(c.system.name, c.system.version, c.refset, c.variant.name), metrics,
                               version_step(c.system.version), {"variant": c.variant.name,
                                                                 **c.variant.options.as_params()}, tags))
@@ -261,7 +270,7 @@ def build_payload(result: JobResult, job_key: str, tables: Mapping[str, Any] | N
     tags = {"dataset": result.dataset, "experiment": result.experiment, "harness.job": spec.job_name,
             "harness.job_key": job_key, "output_dir": str(spec.folder(result.experiment)),
             **({"dataset_root": str(inputs.layout.root)} if inputs.layout is not None else {}),
-            **{f"sha256.{k.replace(':', '.')}": v for k, v in hashes.items() if k.startswith("ref:")}}
+            **{f"sha256.{key_part(k.replace(':', '.'))}": v for k, v in hashes.items() if k.startswith("ref:")}}
     digest = hashlib.sha256(json.dumps(sorted(hashes.items())).encode()).hexdigest()[:12]
     source = str(inputs.layout.root) if inputs.layout is not None else ",".join(str(t.path) for t in inputs.refs.values())
     return JobPayload(result.experiment, f"{result.dataset} | {spec.job_name}", job_key, params, tags,
@@ -306,17 +315,22 @@ def _children(client: Any, exp_id: str, parent_id: str) -> list[Any]:
     return _search(client, exp_id, f"tags.mlflow.parentRunId = '{parent_id}'")
 
 
-def mark_dead_parents(client: Any, exp_id: str, job_key: str) -> list[str]:
+def mark_dead_parents(client: Any, exp_id: str, job_key: str, folder: str | None = None) -> list[str]:
     """Mark KILLED (with their children) the parents left RUNNING by dead processes: on this host with a pid that
-    no longer runs, or of this very job (whose folder lock the caller holds, so no other process runs it)."""
+    no longer runs, or of this very job in this very ``folder`` (whose lock the caller holds, so no other process
+    runs it there; the same job writing into another folder may be alive)."""
     host = socket.gethostname()
     killed = []
     for run in _search(client, exp_id, "attributes.status = 'RUNNING' and tags.`harness.job_key` != ''"):
         tags = run.data.tags
         if "mlflow.parentRunId" in tags:
             continue
-        pid = int(tags.get("harness.pid", "0") or 0)
-        dead = tags.get("harness.job_key") == job_key and pid != os.getpid()
+        try:
+            pid = int(tags.get("harness.pid", "0") or 0)
+        except ValueError:
+            pid = 0
+        dead = (tags.get("harness.job_key") == job_key and tags.get("output_dir") == folder
+                and pid != os.getpid())
         dead = dead or (tags.get("harness.host") == host and pid > 0 and not pid_alive(pid))
         if dead:
             for child in _children(client, exp_id, run.info.run_id):
@@ -330,10 +344,11 @@ def mark_dead_parents(client: Any, exp_id: str, job_key: str) -> list[str]:
 
 
 def delete_earlier_records(client: Any, exp_id: str, job_key: str, keep: str) -> int:
-    """Delete (MLflow's soft delete) every earlier parent of this job and its children."""
+    """Delete (MLflow's soft delete) every earlier parent of this job and its children; a record still RUNNING is
+    kept (the same job running into another folder: :func:`mark_dead_parents` marked the dead ones KILLED)."""
     n = 0
     for run in _search(client, exp_id, f"tags.`harness.job_key` = '{job_key}'"):
-        if run.info.run_id == keep or "mlflow.parentRunId" in run.data.tags:
+        if run.info.run_id == keep or "mlflow.parentRunId" in run.data.tags or run.info.status == "RUNNING":
             continue
         for child in _children(client, exp_id, run.info.run_id):
             client.delete_run(child.info.run_id)
@@ -380,7 +395,7 @@ def log_job(uri: str, runs_dir: Path, payload: JobPayload, artifacts: Sequence[P
     parent_id = None
     created: list[str] = []
     try:
-        mark_dead_parents(client, exp_id, payload.key)
+        mark_dead_parents(client, exp_id, payload.key, payload.tags.get("output_dir"))
         reused = complete_record(client, exp_id, payload)
         if reused is not None:
             _log_artifacts(client, reused, artifacts, payload.tables)

@@ -16,7 +16,7 @@ import pyarrow.parquet as pq
 
 from ..errors import InputError
 from ..job.files import atomic_write
-from ..job.folder import verified_files
+from ..job.folder import verified_bytes
 from ..version import __version__
 
 
@@ -38,10 +38,12 @@ def read_metadata(path: Path) -> dict[str, str]:
 
 
 def read_table(folder: str | Path, name: str) -> pa.Table:
-    """A table of a job folder, only if the folder's manifest lists it with its hash (a complete generation)."""
-    files = verified_files(folder)
-    path = files.get(f"{name}.parquet")
-    if path is None:
+    """A table of a job folder, only if the folder's manifest lists it with its hash (a complete generation).
+
+    The bytes are read once, checked against the manifest and parsed from memory: the table returned is the one
+    checked, even if a new generation is published meanwhile, and the folder's other files are not hashed."""
+    data = verified_bytes(folder, f"{name}.parquet")
+    if data is None:
         raise InputError(f"no complete, verified {name}.parquet here (job_status.json and manifest.json of one "
                          "published generation must list it)", folder)
-    return pq.read_table(path)
+    return pq.read_table(pa.BufferReader(data))

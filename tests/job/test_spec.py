@@ -143,6 +143,10 @@ def test_refsets():
         parse_refsets("some", ["a"])
     with pytest.raises(ConfigError, match="unknown reference 'x'"):
         parse_refsets([["x"]], ["a"])
+    with pytest.raises(ConfigError, match="names a reference twice"):
+        parse_refsets([["a", "a"]], ["a", "b"])  # would be scored as nrefs:2 against one reference
+    with pytest.raises(ConfigError, match="given twice"):
+        parse_refsets([["a", "b"], ["a", "b"]], ["a", "b"])
 
 
 def test_system_name_with_path_is_refused(composed, tmp_path):

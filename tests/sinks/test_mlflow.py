@@ -1,0 +1,291 @@
+"""MLflow (harness.sinks.mlflow), in process against a copy of a migrated SQLite store (one test against the
+session's real server): the payload a job logs (run names, human.<kind> metrics, version steps), the layout in the
+store, one record per job (a rerun reuses or replaces it), what a failure or an interruption leaves, and parents
+of dead processes marked KILLED. The job result is computed once per module, in process."""
+
+from __future__ import annotations
+
+import math
+import os
+import socket
+
+import pytest
+
+from harness.core.options import OPTION_NAMES
+from harness.errors import TrackingError
+from harness.job.analysis import analyse
+from harness.job.inputs import layout_of, load_inputs
+from harness.job.spec import build_spec, identity_digest
+from harness.job.statistics import StatisticsCache, compute_statistics
+from harness.job.tables import build_tables
+from harness.sinks.mlflow import (EXPERIMENT_KIND, SMALL_TABLES, build_payload, delete_earlier_records, key_part,
+                                  log_job, mark_dead_parents, run_name, version_step)
+from harness.sinks.parquet import write_table
+
+from support import base_config, read_lines, write_lines
+
+EXPERIMENT = "sinks"
+REFSETS = [["ref-C"], ["ref-C", "ref-D"]]
+VERSIONS = {"mymodel@300": "Online-W", "mymodel@1000": "UEdin", "mymodel@rc1": "Nemo"}
+
+
+@pytest.fixture(scope="module")
+def job(small_dataset, tmp_path_factory):
+    """A small job computed in process (no figures, no store): the demo's 30 segments with Nemo, UEdin, Online-W,
+    the human translation ref-A (MQM scores for those four), and three versions of one system (no human scores)."""
+    tmp = tmp_path_factory.mktemp("sinks")
+    root = tmp / "small_versions"
+    for sub in ("refs", "systems", "human"):
+        for f in (small_dataset / sub).iterdir():
+            write_lines(root / sub / f.name, read_lines(f))
+    for stem, source in VERSIONS.items():
+        write_lines(root / "systems" / f"{stem}.txt", read_lines(small_dataset / "systems" / f"{source}.txt"))
+    (root / "meta.json").write_text('{"human_systems": ["ref-A"], "human_score": "mqm"}')
+    cfg = base_config(tmp, bleu=("sacrebleu",), n_samples=50, experiment_name=EXPERIMENT,
+                      dataset={"root": str(root), "refsets": REFSETS})
+    spec = build_spec(cfg, [f"dataset.root={root}", f"experiment_name={EXPERIMENT}", "n_samples=50"])
+    inputs = load_inputs(spec, layout_of(spec))
+    statistics = compute_statistics(inputs, spec.variants, StatisticsCache(tmp / "cache", enabled=False))
+    result = analyse(spec, inputs, statistics, EXPERIMENT)
+    key = identity_digest(spec, inputs.input_hashes())
+    tables = build_tables(result)
+    artifacts = [write_table(tables["system_scores"], tmp / "system_scores.parquet", {"experiment": EXPERIMENT})]
+    (tmp / "report.md").write_text("# report\n")
+    artifacts.append(tmp / "report.md")
+    small = {name: t.to_pydict() for name, t in tables.items() if name in SMALL_TABLES}
+    return {"result": result, "key": key, "payload": build_payload(result, key, small), "artifacts": artifacts,
+            "root": root}
+
+
+def store(runs) -> str:
+    return f"sqlite:///{runs / 'mlflow.db'}"
+
+
+def runs_of(uri: str, experiment: str = EXPERIMENT) -> tuple[list, list]:
+    """(parents, nested runs) that search finds (deleted runs are not found)."""
+    from mlflow.tracking import MlflowClient
+
+    client = MlflowClient(uri)
+    exp = client.get_experiment_by_name(experiment)
+    found = client.search_runs([exp.experiment_id], max_results=1000)
+    return ([r for r in found if "mlflow.parentRunId" not in r.data.tags],
+            [r for r in found if "mlflow.parentRunId" in r.data.tags])
+
+
+def n_runs(result) -> int:
+    return len(result.inputs.systems) * len(REFSETS) * len(result.spec.variants)
+
+
+# ------------------------------------------------------------------------------------------------ the payload
+
+
+def test_names_steps_and_run_names():
+    assert run_name("Nemo", None, "ref-C+ref-D", "sacrebleu") == "Nemo | ref-C+ref-D | sacrebleu"
+    assert run_name("mymodel", "1000", "ref-C", "char") == "mymodel@1000 | ref-C | char"
+    steps = {None: 0, "1000": 1000, "+5": 5, "-3": -3, " 7 ": 7, "rc1": 0, "1.5": 0, "": 0, str(2**70): 0,
+             "+-5": 0, "--5": 0, "\u00b2": 0, "\u0661\u0662": 0}  # superscript two, Arabic-Indic digits
+    assert {v: version_step(v) for v in steps} == steps
+
+
+def test_names_become_valid_mlflow_keys():
+    """A human kind, reference or metadata key with characters MLflow refuses in keys is logged under a safe key
+    (it would fail the whole tracking after the tables are published)."""
+    from mlflow.utils.validation import _validate_metric_name
+
+    for name in ("MQM (v2)", "da:z", "ref#1", "déjà", "a/b c-d_e.f"):
+        _validate_metric_name(f"human.{key_part(name)}")
+    assert key_part("MQM (v2)") == "MQM _v2_" and key_part("da:z") == "da_z"
+    assert key_part("a/b c-d_e.f") == "a/b c-d_e.f" and key_part("déjà") == "déjà"
+
+
+def test_the_payload_of_a_job(job):
+    result, payload = job["result"], job["payload"]
+    human = {h.name: h for h in result.inputs.human}
+    assert list(human) == ["mqm"] and payload.experiment == EXPERIMENT and payload.key == job["key"]
+    assert payload.name == f"small_versions | {result.spec.job_name}"
+    assert len(payload.runs) == len(result.cells) == n_runs(result) == 7 * 2
+    by_name = {r.name: r for r in payload.runs}
+    assert len(by_name) == len(payload.runs)
+    for cell in result.cells:
+        run = by_name[f"{cell.system.label} | {cell.refset} | {cell.variant.name}"]
+        assert run.metrics["bleu"] == cell.score.score and run.metrics["bp"] == cell.score.bp
+        assert run.step == (int(cell.system.version) if cell.system.version in ("300", "1000") else 0)
+        assert run.tags["system"] == cell.system.name and run.tags["system_version"] == (cell.system.version or "")
+        assert run.tags["refset"] == cell.refset and run.tags["variant"] == "sacrebleu"
+        assert run.tags["signature"] == cell.score.signature and run.tags["dataset"] == "small_versions"
+        assert run.tags["human"] == str(cell.system.human).lower()
+        assert set(OPTION_NAMES) | {"variant"} == set(run.params)
+        if cell.system.name == "mymodel":
+            assert "human.mqm" not in run.metrics  # no human score: no metric, not a NaN
+        else:
+            assert run.metrics["human.mqm"] == human["mqm"].sys[cell.system.label] < 0  # MQM: a negated penalty
+    assert by_name["ref-A | ref-C+ref-D | sacrebleu"].tags["refs_used"] == "ref-C+ref-D"
+    name, digest, source = payload.dataset
+    assert name == "small_versions" and len(digest) == 12 and source == str(job["root"].resolve())
+    assert payload.tags["harness.job_key"] == job["key"] and payload.params["n_samples"] == 50
+    assert set(payload.tables) == set(SMALL_TABLES)
+
+
+# ------------------------------------------------------------------------------------------------ the store
+
+
+def test_a_job_in_the_store(job, runs_with_store):
+    from mlflow.tracking import MlflowClient
+
+    uri, payload, result = store(runs_with_store), job["payload"], job["result"]
+    parent_id = log_job(uri, runs_with_store, payload, job["artifacts"])
+    client = MlflowClient(uri)
+    exp = client.get_experiment_by_name(EXPERIMENT)
+    assert exp.tags["mlflow.experimentKind"] == EXPERIMENT_KIND["mlflow.experimentKind"]
+    assert exp.artifact_location == (runs_with_store.resolve() / "mlartifacts").as_uri()
+    parents, children = runs_of(uri)
+    (parent,) = parents
+    assert parent.info.run_id == parent_id and parent.info.run_name == payload.name
+    assert parent.info.status == "FINISHED" and parent.data.tags["harness.job_key"] == job["key"]
+    assert parent.data.tags["harness.pid"] == str(os.getpid())
+    assert parent.data.tags["harness.host"] == socket.gethostname()
+    assert parent.data.params["n_samples"] == "50" and parent.data.params["variants"] == '["sacrebleu"]'
+    assert payload.metrics and parent.data.metrics == pytest.approx(
+        {k: v for k, v in payload.metrics.items() if math.isfinite(v)}, rel=1e-12, abs=0)
+    (dataset,) = parent.inputs.dataset_inputs
+    assert (dataset.dataset.name, dataset.dataset.digest) == payload.dataset[:2]
+    assert {t.key: t.value for t in dataset.tags} == {"mlflow.data.context": "eval"}
+    assert len(children) == n_runs(result)
+    assert all(c.info.status == "FINISHED" and c.data.tags["mlflow.parentRunId"] == parent_id for c in children)
+    by_name = {c.info.run_name: c for c in children}
+    assert set(by_name) == {r.name for r in payload.runs}
+    nemo = by_name["Nemo | ref-C+ref-D | sacrebleu"]
+    cell = next(c for c in result.cells if c.system.label == "Nemo" and c.refset == "ref-C+ref-D")
+    assert nemo.data.metrics["bleu"] == pytest.approx(cell.score.score, rel=1e-12, abs=0)
+    assert nemo.data.metrics["human.mqm"] == pytest.approx(result.inputs.human[0].sys["Nemo"], rel=1e-12)
+    assert nemo.data.params["tokenize"] == "13a" and nemo.data.tags["signature"] == cell.score.signature
+    for label, step in (("mymodel@1000", 1000), ("mymodel@300", 300), ("mymodel@rc1", 0), ("Nemo", 0)):
+        child = by_name[f"{label} | ref-C | sacrebleu"]
+        assert [m.step for m in client.get_metric_history(child.info.run_id, "bleu")] == [step], label
+        assert ("human.mqm" in child.data.metrics) == (not label.startswith("mymodel"))
+    artifacts = {a.path for a in client.list_artifacts(parent_id)}
+    assert artifacts == {"system_scores.parquet", "report.md", "tables"}
+    assert {a.path for a in client.list_artifacts(parent_id, "tables")} == {f"tables/{t}.json" for t in SMALL_TABLES}
+
+
+def test_an_experiment_made_elsewhere_gets_the_kind_tag(runs_with_store):
+    """An experiment created without the tag (by hand, by an older harness) is tagged by the next job, so MLflow's
+    UI opens on its runs."""
+    from mlflow.tracking import MlflowClient
+
+    from harness.sinks.mlflow import prepare_store
+
+    client = MlflowClient(store(runs_with_store))
+    made = client.create_experiment("by-hand")
+    assert "mlflow.experimentKind" not in client.get_experiment(made).tags
+    assert prepare_store(store(runs_with_store), "by-hand", runs_with_store) == made
+    assert client.get_experiment(made).tags["mlflow.experimentKind"] == "custom_model_development"
+
+
+def test_a_rerun_reuses_a_complete_record_and_replaces_an_incomplete_one(job, runs_with_store):
+    from mlflow.tracking import MlflowClient
+
+    uri, payload = store(runs_with_store), job["payload"]
+    first = log_job(uri, runs_with_store, payload, job["artifacts"])
+    assert log_job(uri, runs_with_store, payload, job["artifacts"]) == first  # the same numbers: reused
+    parents, children = runs_of(uri)
+    assert [p.info.run_id for p in parents] == [first] and len(children) == n_runs(job["result"])
+    assert "harness.reused_at" in parents[0].data.tags
+    client = MlflowClient(uri)
+    client.set_terminated(first, "FAILED")  # an incomplete record
+    second = log_job(uri, runs_with_store, payload, job["artifacts"])
+    assert second != first and client.get_run(first).info.lifecycle_stage == "deleted"
+    parents, children = runs_of(uri)
+    assert [p.info.run_id for p in parents] == [second] and len(children) == n_runs(job["result"])
+    assert {c.data.tags["mlflow.parentRunId"] for c in children} == {second}
+
+
+class Interrupting:
+    """A progress bar that raises after ``after`` nested runs (a real exception from inside log_job)."""
+
+    def __init__(self, after: int, exc: BaseException) -> None:
+        self.after, self.exc, self.n = after, exc, 0
+
+    def update(self, n: int) -> None:
+        self.n += n
+        if self.n >= self.after:
+            raise self.exc
+
+
+@pytest.mark.parametrize("exc,status", [(RuntimeError("disk on fire"), "FAILED"), (KeyboardInterrupt(), "KILLED")])
+def test_a_failure_while_logging_marks_what_was_created(job, runs_with_store, exc, status):
+    uri, payload = store(runs_with_store), job["payload"]
+    if status == "FAILED":
+        with pytest.raises(TrackingError) as err:
+            log_job(uri, runs_with_store, payload, job["artifacts"], progress=Interrupting(3, exc))
+        assert str(err.value) == f"MLflow logging to {uri} failed (RuntimeError: disk on fire)"
+    else:
+        with pytest.raises(KeyboardInterrupt):
+            log_job(uri, runs_with_store, payload, job["artifacts"], progress=Interrupting(3, exc))
+    parents, children = runs_of(uri)
+    assert len(parents) == 1 and len(children) == 3
+    assert {r.info.status for r in [*parents, *children]} == {status}  # never RUNNING, never FINISHED
+    rerun = log_job(uri, runs_with_store, payload, job["artifacts"])
+    parents, children = runs_of(uri)
+    assert [p.info.run_id for p in parents] == [rerun] and len(children) == n_runs(job["result"])
+
+
+def test_parents_of_dead_processes_are_marked_killed(runs_with_store):
+    from mlflow.tracking import MlflowClient
+
+    from harness.sinks.mlflow import prepare_store
+
+    uri = store(runs_with_store)
+    exp = prepare_store(uri, EXPERIMENT, runs_with_store)
+    client = MlflowClient(uri)
+    gone = os.fork()
+    if gone == 0:
+        os._exit(0)
+    os.waitpid(gone, 0)
+    alive, host = os.getppid(), socket.gethostname()
+
+    def parent(key: str, pid: int, on: str = host, children: int = 2, folder: str = "/runs/x/job"
+               ) -> tuple[str, list[str]]:
+        run = client.create_run(exp, tags={"harness.job_key": key, "harness.pid": str(pid), "harness.host": on,
+                                           "output_dir": folder})
+        kids = [client.create_run(exp, tags={"mlflow.parentRunId": run.info.run_id}).info.run_id
+                for _ in range(children)]
+        return run.info.run_id, kids
+
+    dead, dead_kids = parent("job-a", gone)  # this host, its pid gone
+    other_host, _ = parent("job-b", gone, on="another-host")  # a pid we cannot judge
+    running, running_kids = parent("job-c", alive)  # alive, another job
+    same_job, same_kids = parent("job-d", alive)  # alive, but the job whose folder lock we hold
+    elsewhere, _ = parent("job-d", alive, folder="/runs/x/other")  # the same job, alive, into another folder
+    finished, _ = parent("job-a", gone)
+    client.set_terminated(finished, "FAILED")
+    killed = mark_dead_parents(client, exp, "job-d", "/runs/x/job")
+    assert sorted(killed) == sorted([dead, same_job])
+    status = {r: client.get_run(r).info.status for r in [dead, *dead_kids, same_job, *same_kids]}
+    assert set(status.values()) == {"KILLED"}
+    for run in (other_host, running, *running_kids, elsewhere):
+        assert client.get_run(run).info.status == "RUNNING"
+    assert client.get_run(finished).info.status == "FAILED"
+    assert mark_dead_parents(client, exp, "job-d", "/runs/x/job") == []
+    # the record of the same job still running elsewhere is not deleted as an earlier record
+    assert delete_earlier_records(client, exp, "job-d", keep=same_job) == 0
+    assert client.get_run(elsewhere).info.lifecycle_stage == "active"
+
+
+# ------------------------------------------------------------------------------------------------ a real server
+
+
+def test_a_job_on_a_tracking_server(job, mlflow_server, tmp_path):
+    """The same calls through HTTP: the server keeps the artifacts (no local store, no local artifact folder)."""
+    from mlflow.tracking import MlflowClient
+
+    payload = job["payload"]
+    server_payload = type(payload)(**{**payload.__dict__, "experiment": "sinks-server", "tables": {}})
+    parent_id = log_job(mlflow_server.uri, tmp_path / "runs", server_payload, job["artifacts"])
+    client = MlflowClient(mlflow_server.uri)
+    assert client.get_experiment_by_name("sinks-server").tags["mlflow.experimentKind"] == "custom_model_development"
+    parents, children = runs_of(mlflow_server.uri, "sinks-server")
+    assert [p.info.run_id for p in parents] == [parent_id] and len(children) == n_runs(job["result"])
+    assert {a.path for a in client.list_artifacts(parent_id)} == {"system_scores.parquet", "report.md"}
+    assert log_job(mlflow_server.uri, tmp_path / "runs", server_payload, job["artifacts"]) == parent_id
+    assert not (tmp_path / "runs").exists()
