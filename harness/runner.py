@@ -24,7 +24,7 @@ from .job import figures, report
 from .job.analysis import analyse
 from .job.dataset import refset_name
 from .job.files import atomic_write
-from .job.folder import PENDING, JobFolder
+from .job.folder import MANIFEST, PENDING, JobFolder, verified_files
 from .job.inputs import check_selection, dataset_name, layout_of, load_inputs
 from .job.result import JobResult
 from .job.spec import JobSpec, identity_digest
@@ -168,7 +168,8 @@ def track(result: JobResult, folder: Path, job_key: str, progress: Progress) -> 
     configure_client(spec.tracking_retries, spec.tracking_timeout, spec.verbose)
     tables = {name: tab.to_pydict() for name, tab in build_tables(result).items() if name in SMALL_TABLES}
     payload = build_payload(result, job_key, tables)
-    artifacts = sorted(p for p in folder.iterdir() if not p.name.startswith("."))  # files, and compare/
+    # the published generation's files (what its manifest lists, and the manifest): nothing else in the folder
+    artifacts = {**verified_files(folder), MANIFEST: folder / MANIFEST}
     try:
         with progress.phase("MLflow runs", len(payload.runs), "run") as bar, terminate_on_sigterm():
             parent = log_job(uri, spec.runs_dir, payload, artifacts, bar)

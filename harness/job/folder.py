@@ -6,9 +6,9 @@
   kernel when the process dies, so the lock of a dead job is simply taken over). The lock file names its holder
   (pid, host, start time) for the error a second job gets.
 - **One generation, published at once.** A run is a *generation* (``job_status.json`` says ``running`` and
-  names it from the start). Every output is written into ``.staging-<generation>/``; publishing removes the old
-  ``manifest.json``, moves the staged files in, removes the old generation's files that the new one does not
-  have, then writes ``manifest.json`` (every file with its SHA-256 and size, the input hashes) and finally
+  names it from the start). Every output is written into ``.staging-<generation>/``; publishing notes the files
+  of the outgoing generation(s) (``.harness.outgoing``), removes the old ``manifest.json``, moves the staged files
+  in, removes the old generation's files that the new one does not have, then writes ``manifest.json`` (every file with its SHA-256 and size, the input hashes) and finally
   ``job_status.json`` ``ok``. A reader trusts a file only when ``job_status.json`` says ``ok`` and
   ``manifest.json`` of the same generation lists it with that hash (:func:`verified_files`).
 - **Leftovers are removed.** The next run of the same job removes staging folders and temporary files that a
@@ -43,9 +43,10 @@ LOCK = ".harness.lock"
 STATUS = "job_status.json"
 MANIFEST = "manifest.json"
 PENDING = "tracking_pending.json"
+OUTGOING = ".harness.outgoing"  # while publishing: every file of the old generations and the new one
 _STAGING = ".staging-"
 #: Files of ours that are not results (never listed in a manifest, never taken for someone else's).
-BOOKKEEPING = frozenset({MARKER, LOCK, STATUS, MANIFEST, PENDING})
+BOOKKEEPING = frozenset({MARKER, LOCK, STATUS, MANIFEST, PENDING, OUTGOING})
 
 
 def new_generation() -> str:
@@ -197,14 +198,17 @@ class JobFolder:
         for path in sorted(p for p in staging.rglob("*") if p.is_file()):
             rel = path.relative_to(staging).as_posix()
             files[rel] = {"sha256": sha256_of(path), "bytes": path.stat().st_size}
-        old = _json(self.path / MANIFEST) or {}
+        # the files of the generations being replaced: the old manifest's, and those a publish killed before it
+        # wrote its manifest had noted (without them, an older generation's files would stay on for good)
+        old = {**_listed(_json(self.path / OUTGOING) or {}), **_listed(_json(self.path / MANIFEST) or {})}
         try:
+            atomic_write(self.path / OUTGOING, json.dumps({"files": {**old, **files}}, indent=1) + "\n")
             (self.path / MANIFEST).unlink(missing_ok=True)
             for rel in files:
                 target = self.path / rel
                 target.parent.mkdir(parents=True, exist_ok=True)
                 os.replace(staging / rel, target)
-            for rel in _listed(old):  # a damaged manifest removes nothing, and nothing outside the folder
+            for rel in old:  # a damaged manifest removes nothing, and nothing outside the folder
                 if rel not in files and rel not in BOOKKEEPING:
                     (self.path / rel).unlink(missing_ok=True)
         except OSError as exc:
@@ -213,6 +217,7 @@ class JobFolder:
                     "created_at": time.time(), "files": files, "inputs_sha256": dict(input_hashes),
                     **(extra or {})}
         atomic_write(self.path / MANIFEST, json.dumps(manifest, indent=1, default=str) + "\n")
+        (self.path / OUTGOING).unlink(missing_ok=True)
         shutil.rmtree(staging, ignore_errors=True)
         return manifest
 

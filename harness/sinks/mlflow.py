@@ -370,20 +370,20 @@ def complete_record(client: Any, exp_id: str, payload: JobPayload) -> str | None
     return None
 
 
-def _log_artifacts(client: Any, parent_id: str, artifacts: Sequence[Path], tables: Mapping[str, Any]) -> None:
-    for path in artifacts:
-        if path.is_dir():
-            client.log_artifacts(parent_id, str(path), artifact_path=path.name)
-        elif path.exists():
-            client.log_artifact(parent_id, str(path))
+def _log_artifacts(client: Any, parent_id: str, artifacts: Mapping[str, Path], tables: Mapping[str, Any]) -> None:
+    for rel, path in artifacts.items():
+        folder = rel.rpartition("/")[0]
+        client.log_artifact(parent_id, str(path), artifact_path=folder or None)
     with warnings.catch_warnings():  # pandas' deprecation notes from inside MLflow's table conversion
         warnings.simplefilter("ignore")
         for name, frame in tables.items():
             client.log_table(parent_id, frame, f"tables/{name}.json")
 
 
-def log_job(uri: str, runs_dir: Path, payload: JobPayload, artifacts: Sequence[Path], progress: Any = None) -> str:
-    """Log one job (see the module docstring); returns the parent run id.
+def log_job(uri: str, runs_dir: Path, payload: JobPayload, artifacts: Mapping[str, Path], progress: Any = None
+            ) -> str:
+    """Log one job (see the module docstring); returns the parent run id. ``artifacts``: the files to log, by
+    their path in the job folder (``compare/x.html`` goes to the artifact folder ``compare``).
 
     An identical job logged completely before is *reused*: its record already holds these numbers (same config,
     same inputs, same seed), so only the artifacts are replaced with this generation's; any other record of the

@@ -255,6 +255,35 @@ def test_a_publish_that_fails_halfway_leaves_nothing_trusted(job):
     assert status(job.path)["status"] == "running"
 
 
+def test_a_publish_killed_before_its_manifest_leaves_no_older_files_behind(job, monkeypatch):
+    """Killed after moving its files in and before writing its manifest, a publish leaves no manifest; the next
+    one still knows the files of both older generations (``.harness.outgoing``) and removes those it does not
+    have, so they are neither left on disk nor logged to MLflow as this generation's."""
+    import harness.job.folder as folder_module
+
+    generation(job, {"a.txt": b"a1", "b.txt": b"b1"})
+    job.begin()
+    stage(job, {"a.txt": b"a2", "c.txt": b"c2"})
+    real = folder_module.atomic_write
+
+    def killed_at_the_manifest(path, data):
+        if Path(path).name == MANIFEST:
+            raise KeyboardInterrupt  # the process dies here
+        return real(path, data)
+
+    monkeypatch.setattr(folder_module, "atomic_write", killed_at_the_manifest)
+    with pytest.raises(KeyboardInterrupt):
+        job.publish({})
+    monkeypatch.undo()
+    assert not (job.path / MANIFEST).exists() and verified_files(job.path) == {}
+    job.begin()  # the next run of the job
+    stage(job, {"a.txt": b"a3"})
+    job.publish({})
+    job.write_status("ok")
+    assert sorted(p.name for p in job.path.iterdir()) == sorted([MARKER, LOCK, STATUS, MANIFEST, "a.txt"])
+    assert set(verified_files(job.path)) == {"a.txt"}
+
+
 def test_publish_removes_old_files_inside_the_folder_only(job, tmp_path):
     generation(job, {"a.txt": b"a1"})
     victim = tmp_path / "victim.txt"

@@ -49,9 +49,12 @@ def job(small_dataset, tmp_path_factory):
     result = analyse(spec, inputs, statistics, EXPERIMENT)
     key = identity_digest(spec, inputs.input_hashes())
     tables = build_tables(result)
-    artifacts = [write_table(tables["system_scores"], tmp / "system_scores.parquet", {"experiment": EXPERIMENT})]
+    (tmp / "compare").mkdir()
+    (tmp / "compare" / "page.html").write_text("<html></html>\n")
     (tmp / "report.md").write_text("# report\n")
-    artifacts.append(tmp / "report.md")
+    artifacts = {"system_scores.parquet": write_table(tables["system_scores"], tmp / "system_scores.parquet",
+                                                      {"experiment": EXPERIMENT}),
+                 "report.md": tmp / "report.md", "compare/page.html": tmp / "compare" / "page.html"}
     small = {name: t.to_pydict() for name, t in tables.items() if name in SMALL_TABLES}
     return {"result": result, "key": key, "payload": build_payload(result, key, small), "artifacts": artifacts,
             "root": root}
@@ -164,7 +167,8 @@ def test_a_job_in_the_store(job, runs_with_store):
         assert [m.step for m in client.get_metric_history(child.info.run_id, "bleu")] == [step], label
         assert ("human.mqm" in child.data.metrics) == (not label.startswith("mymodel"))
     artifacts = {a.path for a in client.list_artifacts(parent_id)}
-    assert artifacts == {"system_scores.parquet", "report.md", "tables"}
+    assert artifacts == {"system_scores.parquet", "report.md", "tables", "compare"}
+    assert {a.path for a in client.list_artifacts(parent_id, "compare")} == {"compare/page.html"}
     assert {a.path for a in client.list_artifacts(parent_id, "tables")} == {f"tables/{t}.json" for t in SMALL_TABLES}
 
 
@@ -286,6 +290,6 @@ def test_a_job_on_a_tracking_server(job, mlflow_server, tmp_path):
     assert client.get_experiment_by_name("sinks-server").tags["mlflow.experimentKind"] == "custom_model_development"
     parents, children = runs_of(mlflow_server.uri, "sinks-server")
     assert [p.info.run_id for p in parents] == [parent_id] and len(children) == n_runs(job["result"])
-    assert {a.path for a in client.list_artifacts(parent_id)} == {"system_scores.parquet", "report.md"}
+    assert {a.path for a in client.list_artifacts(parent_id)} == {"system_scores.parquet", "report.md", "compare"}
     assert log_job(mlflow_server.uri, tmp_path / "runs", server_payload, job["artifacts"]) == parent_id
     assert not (tmp_path / "runs").exists()
