@@ -47,6 +47,7 @@ class Outcome:
     parent_run: str | None
     tracking_error: TrackingError | None
     seconds: float
+    experiment_id: str | None = None  # the MLflow experiment, with the parent run
 
 
 def preload(spec: JobSpec) -> threading.Thread:
@@ -151,35 +152,37 @@ def run_job(spec: JobSpec, config_yaml: str = "", out: TextIO | None = None) -> 
             folder.discard()
             folder.write_status("failed", experiment=experiment, error=f"{type(exc).__name__}: {exc}")
             raise
-        parent, tracking_error = None, None
+        logged, tracking_error = None, None
         if spec.tracking_uri is not None:
-            parent, tracking_error = track(result, folder.path, job_key, progress)
-    outcome = Outcome(result, folder.path, parent, tracking_error, time.perf_counter() - started)
+            logged, tracking_error = track(result, folder.path, job_key, progress)
+    outcome = Outcome(result, folder.path, None if logged is None else logged.parent_id, tracking_error,
+                      time.perf_counter() - started, None if logged is None else logged.experiment_id)
     print_summary(outcome, out)
     return outcome
 
 
-def track(result: JobResult, folder: Path, job_key: str, progress: Progress) -> tuple[str | None, Any]:
-    """Log the published job to MLflow; on failure write ``tracking_pending.json`` and return the error."""
-    from .sinks.mlflow import SMALL_TABLES, build_payload, configure_client, log_job, terminate_on_sigterm
+def track(result: JobResult, folder: Path, job_key: str, progress: Progress) -> tuple[Any, Any]:
+    """Log the published job to MLflow (returns where: :class:`~harness.sinks.mlflow.Logged`); on failure write
+    ``tracking_pending.json`` and return the error instead."""
+    from .sinks.mlflow import SMALL_TABLES, build_payload, configure_client, log_job, preview, terminate_on_sigterm
 
     spec = result.spec
     uri = str(spec.tracking_uri)
     configure_client(spec.tracking_retries, spec.tracking_timeout, spec.verbose)
-    tables = {name: tab.to_pydict() for name, tab in build_tables(result).items() if name in SMALL_TABLES}
+    tables = {name: preview(tab) for name, tab in build_tables(result).items() if name in SMALL_TABLES}
     payload = build_payload(result, job_key, tables)
     # the published generation's files (what its manifest lists, and the manifest): nothing else in the folder
     artifacts = {**verified_files(folder), MANIFEST: folder / MANIFEST}
     try:
         with progress.phase("MLflow runs", len(payload.runs), "run") as bar, terminate_on_sigterm():
-            parent = log_job(uri, spec.runs_dir, payload, artifacts, bar)
+            logged = log_job(uri, spec.runs_dir, payload, artifacts, bar)
     except TrackingError as exc:
         atomic_write(folder / PENDING, json.dumps({"tracking_uri": uri, "experiment": result.experiment,
                                                    "job": spec.job_name, "job_key": job_key, "error": str(exc),
                                                    "time": time.time()}, indent=1) + "\n")
         return None, exc
     (folder / PENDING).unlink(missing_ok=True)
-    return parent, None
+    return logged, None
 
 
 def _legend(result: JobResult) -> str:
@@ -235,7 +238,13 @@ def print_summary(outcome: Outcome, out: TextIO) -> None:
               "...)\n")
     spec = result.spec
     if outcome.parent_run:
-        out.write(f"MLflow: {spec.tracking_uri}  experiment '{result.experiment}', parent run {outcome.parent_run}\n")
-        if spec.tracking_uri and spec.tracking_uri.startswith("sqlite:"):
-            out.write(f"  open the UI: mlflow ui --backend-store-uri {spec.tracking_uri}\n")
+        from .sinks.mlflow import experiment_link
+
+        uri = str(spec.tracking_uri)
+        out.write(f"MLflow: {uri}  experiment '{result.experiment}', parent run {outcome.parent_run}\n")
+        if uri.startswith("sqlite:"):
+            out.write(f"  open the UI: mlflow ui --backend-store-uri {uri}\n  then: ")
+        else:
+            out.write("  runs: ")
+        out.write(experiment_link(uri, str(outcome.experiment_id)) + "\n")
     out.flush()

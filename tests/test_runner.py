@@ -128,7 +128,7 @@ def test_what_mlflow_holds(tmp_path, small_dataset, runs_with_store):
     from mlflow.tracking import MlflowClient
 
     uri = f"sqlite:///{runs_with_store / 'mlflow.db'}"
-    outcome, _ = run(tmp_path, small_dataset, tracking=True, compare=[["Nemo", "UEdin"]])
+    outcome, printed = run(tmp_path, small_dataset, tracking=True, compare=[["Nemo", "UEdin"]])
     client = MlflowClient(uri)
     exp = client.get_experiment_by_name("test")
     assert exp.tags.get("mlflow.experimentKind") == "custom_model_development"
@@ -141,6 +141,13 @@ def test_what_mlflow_holds(tmp_path, small_dataset, runs_with_store):
     run_ = by["Nemo | ref-C+ref-D | sacrebleu"]
     assert run_.data.tags["system"] == "Nemo" and run_.data.params["tokenize"] == "13a"
     assert "human.human" in run_.data.metrics and run_.data.tags["signature"].startswith("nrefs:2|")
+    assert all(c.inputs.dataset_inputs[0].dataset.name == "small" for c in children)  # the Dataset column
+    # the UI link names the experiment and opens its runs (MLflow 3.17 defaults to the GenAI overview)
+    assert f"#/experiments/{exp.experiment_id}?workflowType=machine_learning" in printed
+    preview = json.loads(Path(client.download_artifacts(parent.info.run_id, "tables/system_scores.json",
+                                                        str(tmp_path))).read_text())
+    assert preview["columns"][:5] == ["dataset", "refset", "system", "system_version", "variant"]
+    assert not {"precisions", "counts", "totals", "system_sha256"} & set(preview["columns"])
     artifacts = {a.path for a in client.list_artifacts(parent.info.run_id)}
     assert {"system_scores.parquet", "report.md", "manifest.json", "tables", "compare"} <= artifacts
     pages = {a.path for a in client.list_artifacts(parent.info.run_id, "compare")}

@@ -3,8 +3,9 @@ variant; each job recorded once.
 
 - **Where.** The default store is a SQLite file under ``runs/`` given as an *absolute* URI, artifacts in
   ``runs/mlartifacts``. The store and the experiment are created under a file lock, so parallel first jobs never
-  race on the schema migration. The experiment is tagged ``mlflow.experimentKind = custom_model_development``,
-  so MLflow's UI opens on its runs (not on the GenAI overview).
+  race on the schema migration. The experiment is tagged ``mlflow.experimentKind = custom_model_development``
+  (MLflow 3.0-3.x UIs open such an experiment on its runs; 3.17 decides by a global switch instead, so the job
+  prints the experiment's link with ``?workflowType=machine_learning``, :func:`experiment_link`).
 - **Once per job.** A job's identity is a hash of its meaningful config and its input hashes (tag
   ``harness.job_key``). A rerun of an identical job *reuses* its complete earlier record (the numbers are the
   same; only the artifacts are replaced); a record left incomplete is replaced by a new one, and earlier records
@@ -16,9 +17,10 @@ variant; each job recorded once.
 - **What.** Nested runs are named ``system@version | refset | variant``; metrics ``bleu``, ``bp``, ``ratio``,
   ``precision_N``, ``ci_low``/``ci_high`` and the system's human scores ``human.<kind>``, logged at step =
   the version when it is an integer (so the UI charts BLEU over checkpoints); params: every BLEU option; tags:
-  system, version, refset, variant, signature, dataset, input hashes. The parent holds a few metrics named for
-  comparison across jobs (``pearson.mt_only``...), the dataset as an MLflow input (digest of the input hashes),
-  the tables, report and figures as artifacts, and the small tables as MLflow tables (previewed in the UI).
+  system, version, refset, variant, signature, dataset, input hashes; the dataset as an MLflow input (digest of
+  the input hashes: the runs table's Dataset column). The parent holds a few metrics named for comparison across
+  jobs (``pearson.mt_only``...), the dataset input, the published files as artifacts, and the small tables as
+  MLflow tables for the UI's preview (scalar columns, versions next to names; the Parquet files have everything).
 
 Parquet stays the system of record: if MLflow fails, the tables are published already and the caller writes
 ``tracking_pending.json``. ``mlflow`` is imported lazily (``harness-score`` never pays for it).
@@ -42,7 +44,7 @@ import urllib.request
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any, Iterator, Mapping, NamedTuple, Sequence
 
 from ..errors import TrackingError
 from ..job.dataset import refset_name
@@ -223,9 +225,11 @@ def run_name(system: str, version: str | None, refset: str, variant: str) -> str
 def parent_metrics(result: JobResult) -> dict[str, float]:
     """A few parent metrics named for comparison across jobs: the system-level correlations of the first variant
     against the full reference set, per human kind (``pearson.mt_only``, ``kendall.all_systems``, ... with
-    ``.KIND`` appended when the job has several kinds)."""
+    ``.KIND`` appended when the job has several kinds). Without human translations among the systems, every
+    system is an MT system: the numbers are logged as ``*.mt_only`` too, so jobs compare on one name."""
     if not result.correlations:
         return {}
+    all_mt = not any(s.human for s in result.inputs.systems)
     variant = result.spec.variants[0].name
     kinds = list(dict.fromkeys(r.human_score for r in result.correlations))
     out = {}
@@ -233,11 +237,26 @@ def parent_metrics(result: JobResult) -> dict[str, float]:
         c = r.correlation
         if r.variant != variant or r.refset != result.full_refset or c.level != "system" or c.grouping != "none":
             continue
-        subset = "all_systems" if r.include_human else "mt_only"
-        name = f"{c.method}.{subset}" + (f".{key_part(r.human_score)}" if len(kinds) > 1 else "")
-        if math.isfinite(c.value):
-            out[name] = c.value
+        subsets = ["all_systems", *(["mt_only"] if all_mt else [])] if r.include_human else ["mt_only"]
+        for subset in subsets:
+            name = f"{c.method}.{subset}" + (f".{key_part(r.human_score)}" if len(kinds) > 1 else "")
+            if math.isfinite(c.value):
+                out[name] = c.value
     return out
+
+
+def preview(table: Any) -> dict[str, list[Any]]:
+    """A table as the UI's preview shows it well (``log_table``): scalar columns only (no lists, no hashes; the
+    Parquet file has them), each ``system_version`` right after its ``system`` column."""
+    import pyarrow as pa
+
+    names = [f.name for f in table.schema if not pa.types.is_list(f.type) and not f.name.endswith("sha256")]
+    for suffix in ("", "_a", "_b"):
+        version, system = f"system_version{suffix}", f"system{suffix}"
+        if version in names and system in names:
+            names.remove(version)
+            names.insert(names.index(system) + 1, version)
+    return table.select(names).to_pydict()
 
 
 def build_payload(result: JobResult, job_key: str, tables: Mapping[str, Any] | None = None) -> JobPayload:
@@ -380,9 +399,16 @@ def _log_artifacts(client: Any, parent_id: str, artifacts: Mapping[str, Path], t
             client.log_table(parent_id, frame, f"tables/{name}.json")
 
 
+class Logged(NamedTuple):
+    """Where a job's record is: its experiment and its parent run."""
+
+    experiment_id: str
+    parent_id: str
+
+
 def log_job(uri: str, runs_dir: Path, payload: JobPayload, artifacts: Mapping[str, Path], progress: Any = None
-            ) -> str:
-    """Log one job (see the module docstring); returns the parent run id. ``artifacts``: the files to log, by
+            ) -> Logged:
+    """Log one job (see the module docstring); returns its experiment and parent run. ``artifacts``: the files to log, by
     their path in the job folder (``compare/x.html`` goes to the artifact folder ``compare``).
 
     An identical job logged completely before is *reused*: its record already holds these numbers (same config,
@@ -403,18 +429,20 @@ def log_job(uri: str, runs_dir: Path, payload: JobPayload, artifacts: Mapping[st
             if progress is not None:
                 progress.update(len(payload.runs))
             delete_earlier_records(client, exp_id, payload.key, reused)
-            return reused
+            return Logged(exp_id, reused)
         ts = int(time.time() * 1000)
+        user = _user()
         parent = client.create_run(exp_id, run_name=payload.name, tags={
-            **payload.tags, "harness.pid": str(os.getpid()), "harness.host": socket.gethostname()})
+            **payload.tags, **user, "harness.pid": str(os.getpid()), "harness.host": socket.gethostname()})
         parent_id = parent.info.run_id
         client.log_batch(parent_id, metrics=_metrics(payload.metrics, ts), params=_params(payload.params))
         _log_dataset(client, parent_id, payload.dataset)
         for run in payload.runs:
-            child = client.create_run(exp_id, run_name=run.name, tags={"mlflow.parentRunId": parent_id})
+            child = client.create_run(exp_id, run_name=run.name, tags={"mlflow.parentRunId": parent_id, **user})
             created.append(child.info.run_id)
             client.log_batch(child.info.run_id, metrics=_metrics(run.metrics, ts, run.step),
                              params=_params(run.params), tags=_tags(run.tags))
+            _log_dataset(client, child.info.run_id, payload.dataset)
             if progress is not None:
                 progress.update(1)
         _log_artifacts(client, parent_id, artifacts, payload.tables)
@@ -424,7 +452,7 @@ def log_job(uri: str, runs_dir: Path, payload: JobPayload, artifacts: Mapping[st
         deleted = delete_earlier_records(client, exp_id, payload.key, parent_id)
         if deleted:
             log.info("replaced %d earlier MLflow record(s) of this job", deleted)
-        return parent_id
+        return Logged(exp_id, parent_id)
     except BaseException as exc:
         status = "FAILED" if isinstance(exc, Exception) else "KILLED"
         for run_id in [*created, *([parent_id] if parent_id else [])]:
@@ -433,6 +461,23 @@ def log_job(uri: str, runs_dir: Path, payload: JobPayload, artifacts: Mapping[st
         if not isinstance(exc, Exception):
             raise
         raise TrackingError(f"MLflow logging to {uri} failed ({type(exc).__name__}: {_first_line(exc)})") from None
+
+
+def _user() -> dict[str, str]:
+    """``mlflow.user`` (the UI's "Created by"), when the process has a user name."""
+    import getpass
+
+    try:
+        return {"mlflow.user": getpass.getuser()}
+    except Exception:  # noqa: BLE001 - no user name in this environment: MLflow shows "unknown"
+        return {}
+
+
+def experiment_link(uri: str, experiment_id: str) -> str:
+    """The experiment's runs in the UI: the server's own address, or ``mlflow ui``'s default for a local store.
+    ``workflowType=machine_learning``: MLflow 3.17's UI otherwise opens on its GenAI overview."""
+    base = uri.rstrip("/") if uri.startswith(("http://", "https://")) else "http://127.0.0.1:5000"
+    return f"{base}/#/experiments/{experiment_id}?workflowType=machine_learning"
 
 
 def _log_dataset(client: Any, run_id: str, dataset: tuple[str, str, str]) -> None:

@@ -136,7 +136,7 @@ def test_a_job_in_the_store(job, runs_with_store):
     from mlflow.tracking import MlflowClient
 
     uri, payload, result = store(runs_with_store), job["payload"], job["result"]
-    parent_id = log_job(uri, runs_with_store, payload, job["artifacts"])
+    parent_id = log_job(uri, runs_with_store, payload, job["artifacts"]).parent_id
     client = MlflowClient(uri)
     exp = client.get_experiment_by_name(EXPERIMENT)
     assert exp.tags["mlflow.experimentKind"] == EXPERIMENT_KIND["mlflow.experimentKind"]
@@ -190,14 +190,14 @@ def test_a_rerun_reuses_a_complete_record_and_replaces_an_incomplete_one(job, ru
     from mlflow.tracking import MlflowClient
 
     uri, payload = store(runs_with_store), job["payload"]
-    first = log_job(uri, runs_with_store, payload, job["artifacts"])
-    assert log_job(uri, runs_with_store, payload, job["artifacts"]) == first  # the same numbers: reused
+    first = log_job(uri, runs_with_store, payload, job["artifacts"]).parent_id
+    assert log_job(uri, runs_with_store, payload, job["artifacts"]).parent_id == first  # the same numbers: reused
     parents, children = runs_of(uri)
     assert [p.info.run_id for p in parents] == [first] and len(children) == n_runs(job["result"])
     assert "harness.reused_at" in parents[0].data.tags
     client = MlflowClient(uri)
     client.set_terminated(first, "FAILED")  # an incomplete record
-    second = log_job(uri, runs_with_store, payload, job["artifacts"])
+    second = log_job(uri, runs_with_store, payload, job["artifacts"]).parent_id
     assert second != first and client.get_run(first).info.lifecycle_stage == "deleted"
     parents, children = runs_of(uri)
     assert [p.info.run_id for p in parents] == [second] and len(children) == n_runs(job["result"])
@@ -221,15 +221,15 @@ def test_a_failure_while_logging_marks_what_was_created(job, runs_with_store, ex
     uri, payload = store(runs_with_store), job["payload"]
     if status == "FAILED":
         with pytest.raises(TrackingError) as err:
-            log_job(uri, runs_with_store, payload, job["artifacts"], progress=Interrupting(3, exc))
+            log_job(uri, runs_with_store, payload, job["artifacts"], progress=Interrupting(3, exc)).parent_id
         assert str(err.value) == f"MLflow logging to {uri} failed (RuntimeError: disk on fire)"
     else:
         with pytest.raises(KeyboardInterrupt):
-            log_job(uri, runs_with_store, payload, job["artifacts"], progress=Interrupting(3, exc))
+            log_job(uri, runs_with_store, payload, job["artifacts"], progress=Interrupting(3, exc)).parent_id
     parents, children = runs_of(uri)
     assert len(parents) == 1 and len(children) == 3
     assert {r.info.status for r in [*parents, *children]} == {status}  # never RUNNING, never FINISHED
-    rerun = log_job(uri, runs_with_store, payload, job["artifacts"])
+    rerun = log_job(uri, runs_with_store, payload, job["artifacts"]).parent_id
     parents, children = runs_of(uri)
     assert [p.info.run_id for p in parents] == [rerun] and len(children) == n_runs(job["result"])
 
@@ -285,11 +285,29 @@ def test_a_job_on_a_tracking_server(job, mlflow_server, tmp_path):
 
     payload = job["payload"]
     server_payload = type(payload)(**{**payload.__dict__, "experiment": "sinks-server", "tables": {}})
-    parent_id = log_job(mlflow_server.uri, tmp_path / "runs", server_payload, job["artifacts"])
+    parent_id = log_job(mlflow_server.uri, tmp_path / "runs", server_payload, job["artifacts"]).parent_id
     client = MlflowClient(mlflow_server.uri)
     assert client.get_experiment_by_name("sinks-server").tags["mlflow.experimentKind"] == "custom_model_development"
     parents, children = runs_of(mlflow_server.uri, "sinks-server")
     assert [p.info.run_id for p in parents] == [parent_id] and len(children) == n_runs(job["result"])
     assert {a.path for a in client.list_artifacts(parent_id)} == {"system_scores.parquet", "report.md", "compare"}
-    assert log_job(mlflow_server.uri, tmp_path / "runs", server_payload, job["artifacts"]) == parent_id
+    assert log_job(mlflow_server.uri, tmp_path / "runs", server_payload, job["artifacts"]).parent_id == parent_id
     assert not (tmp_path / "runs").exists()
+
+
+def test_parent_metrics_name_mt_only_when_every_system_is_mt(job):
+    """Jobs compare on one name: without human translations among the systems, the correlations over all
+    systems are the MT-only ones too."""
+    from dataclasses import replace
+
+    from harness.sinks.mlflow import parent_metrics
+
+    result = job["result"]
+    with_human = parent_metrics(result)
+    assert any(s.human for s in result.inputs.systems)
+    assert with_human["pearson.mt_only"] != with_human["pearson.all_systems"]
+    mt = [s for s in result.inputs.systems if not s.human]
+    only_mt = replace(result, inputs=replace(result.inputs, systems=tuple(mt)),
+                      correlations=tuple(r for r in result.correlations if r.include_human))
+    metrics = parent_metrics(only_mt)
+    assert metrics["pearson.mt_only"] == metrics["pearson.all_systems"] == with_human["pearson.all_systems"]
