@@ -4,18 +4,6 @@ Every formula is vectorised over leading axes: ``stats[..., 2 + 2N]`` (summed st
 matches_1..N, totals_1..N]``, see :mod:`.stats`) maps to arrays of scores, so one call scores a corpus, every
 segment (sentence BLEU), or thousands of bootstrap resamples at once.
 
-- ``sacrebleu`` (and ``multi-bleu``): sacrebleu 2.x ``BLEU.compute_bleu``, including its early exit when no n-gram
-  of any order matches (sacrebleu #141), stopping at the first order without hypothesis n-grams, ``exp`` = NIST
-  smoothing, ``floor``, ``add-k`` (orders >= 2 only), effective order, ``my_log(0) = -9999999999``. Its
-  arithmetic is a parameter: ``float64``, or ``float32``, which is how sacrebleu scores bootstrap resamples (it
-  sums float32 statistics, so ``100 * correct / total`` is a float32 operation); p-values equal sacrebleu's only
-  with the latter.
-- ``mteval-v13a``: NIST ``mteval-v13a.pl``: an order without hypothesis n-grams contributes ``log 1 = 0`` instead
-  of stopping, NIST smoothing of zero-match orders, no early exit.
-- ``hf``: tensorflow/nmt ``compute_bleu`` (HF ``evaluate`` "bleu"): add-k on *every* order, any zero precision
-  gives 0.
-- ``nltk``: NLTK ``corpus_bleu``, replayed by :mod:`.nltk_replay` (not a function of summed statistics).
-
 Pure core: numpy in, numbers out.
 """
 
@@ -33,6 +21,18 @@ from .signature import signature
 from .stats import SegmentStats
 
 # sacrebleu.utils.my_log: log(0) is floored to this, so a zero precision drives the score to exp(-huge) = 0.
+# - ``sacrebleu`` (and ``multi-bleu``): sacrebleu 2.x ``BLEU.compute_bleu``, including its early exit when no n-gram
+#   of any order matches (sacrebleu #141), stopping at the first order without hypothesis n-grams, ``exp`` = NIST
+#   smoothing, ``floor``, ``add-k`` (orders >= 2 only), effective order, ``my_log(0) = -9999999999``. Its
+#   arithmetic is a parameter: ``float64``, or ``float32``, which is how sacrebleu scores bootstrap resamples (it
+#   sums float32 statistics, so ``100 * correct / total`` is a float32 operation); p-values equal sacrebleu's only
+#   with the latter.
+# - ``mteval-v13a``: NIST ``mteval-v13a.pl``: an order without hypothesis n-grams contributes ``log 1 = 0`` instead
+#   of stopping, NIST smoothing of zero-match orders, no early exit.
+# - ``hf``: tensorflow/nmt ``compute_bleu`` (HF ``evaluate`` "bleu"): add-k on *every* order, any zero precision
+#   gives 0.
+# - ``nltk``: NLTK ``corpus_bleu``, replayed by :mod:`.nltk_replay` (not a function of summed statistics).
+
 LOG_ZERO = -9999999999.0
 
 FloatArray = NDArray[np.float64]

@@ -5,16 +5,6 @@ scores, pooled or grouped by item), with bootstrap intervals over segments and t
 two metrics' correlations. Pure core: numpy arrays in, numbers and small dataclasses out; scipy is imported inside
 the functions that need it; resampling goes through :mod:`.resampling`.
 
-Array conventions (shared with ``harness.stats`` / ``harness.bleu``):
-
-- ``stats[S, n, K]`` float64 per-segment sufficient statistics of ``S`` systems on ``n`` segments, ``K = 2 + 2N``
-  (hyp_len, ref_len, matches_1..N, totals_1..N). Corpus BLEU of a subset ``idx`` of segments is
-  ``score_fn(stats[:, idx, :].sum(axis=1))``; ``score_fn`` maps summed statistics of any leading shape
-  ``[..., K]`` to BLEU (0-100) of shape ``[...]``.
-- ``human_seg[S, n]`` float64 human scores per system and segment, NaN where missing. Higher is better for both
-  BLEU and the human score, so a good metric has a *positive* correlation.
-- Segment-level metric scores are a matrix ``metric[S, n]`` (e.g. sentence BLEU), NaN where missing.
-
 Missing values never raise: pairs with a NaN on either side are dropped, and a correlation that is undefined
 (too few pairs, a constant vector) is NaN, silently (no scipy warning leaks).
 
@@ -44,6 +34,16 @@ from .resampling import (
     percentile_interval,
 )
 from .significance import Comparison
+
+# Array conventions (shared with ``harness.stats`` / ``harness.bleu``):
+#
+# - ``stats[S, n, K]`` float64 per-segment sufficient statistics of ``S`` systems on ``n`` segments, ``K = 2 + 2N``
+#   (hyp_len, ref_len, matches_1..N, totals_1..N). Corpus BLEU of a subset ``idx`` of segments is
+#   ``score_fn(stats[:, idx, :].sum(axis=1))``; ``score_fn`` maps summed statistics of any leading shape
+#   ``[..., K]`` to BLEU (0-100) of shape ``[...]``.
+# - ``human_seg[S, n]`` float64 human scores per system and segment, NaN where missing. Higher is better for both
+#   BLEU and the human score, so a good metric has a *positive* correlation.
+# - Segment-level metric scores are a matrix ``metric[S, n]`` (e.g. sentence BLEU), NaN where missing.
 
 ScoreFn = Callable[[NDArray[np.float64]], NDArray[np.float64]]
 FloatArray = NDArray[np.float64]

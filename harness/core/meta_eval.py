@@ -1,34 +1,9 @@
 """WMT metrics-task meta-evaluation statistics, computed exactly as google-research/mt-metrics-eval (MTME) does.
 
-Reference: google-research/mt-metrics-eval at commit ``68a481aea1a787392d55af8f76ac8ef40c5f4664`` (files
-``mt_metrics_eval/stats.py``, ``pce.py``, ``tau_optimization.py``, ``data.py``, ``tasks.py``). MTME is *not* a
-dependency: everything here is a vectorised numpy re-implementation whose numbers equal MTME's own code on the same
-inputs (the unit tests in ``tests/core/test_meta_eval.py`` carry MTME's test cases and values computed by running
-MTME offline). Pure core: numpy arrays in, numbers out; scipy only inside :func:`perm_both_test` and friends (for
-``scipy.stats.zscore``, imported lazily); no file I/O, no global RNG.
-
-Conventions
------------
-- Matrices are ``systems x items``: ``metric[S, n]``, ``human[S, n]``, float64; NaN = missing. Human scores may be
-  sparse; a metric score that is NaN where the human score is present is an input error (``ValueError``), except
-  in :func:`tau_optimization` / :func:`acc_eq`, which drop such entries as MTME's ``tau_optimization`` does.
-- Higher is better for both (callers orient error-like scores first, e.g. negate MQM penalties or TER).
-- MTME packs a matrix as a system-major vector (``Correlation.gold_scores``); ``metric.ravel()`` is that vector,
-  and ``average_by`` has MTME's meaning: 'item' = one group per item (column), 'sys' = one per system (row),
-  'none' = one group of everything.
-- Statistics WMT23/24/25 use (``tasks.WMT23``/``WMT24``/``WMT25``): system-level pairwise accuracy
-  (:func:`pairwise_accuracy`, :func:`global_pairwise_accuracy`), system-level soft pairwise accuracy = 1 - PCE
-  (:func:`soft_pairwise_accuracy`), segment-level acc_eq = ``KendallWithTiesOpt(variant='acc23',
-  sample_rate=1.0, average_by='item')`` (:func:`acc_eq`), and their significance tests
-  (:func:`pairwise_accuracy_test`, :func:`soft_pairwise_accuracy_test`: PERM-BOTH, ``perm_test='scores'``;
-  :func:`acc_eq_pairs_test`: ``perm_test='pairs'``).
-
-Randomness
-----------
-- The permutation p-values behind soft pairwise accuracy use MTME's own fixed generator
-  (``default_rng(seed=4)``, float32 uniforms rounded to a +-1 sign matrix): numbers equal MTME's bit for bit.
-- Significance tests between two metrics draw from ``numpy.random.default_rng(seed)``; MTME uses the unseeded
-  global ``np.random`` there, so the *procedure* is MTME's but individual p-values are not MTME's.
+A vectorised numpy re-implementation of MTME (commit ``68a481aea1a787392d55af8f76ac8ef40c5f4664``: ``stats.py``,
+``pce.py``, ``tau_optimization.py``, ``tasks.py``) whose numbers equal MTME's own code on the same inputs (tests
+carry MTME's cases). MTME is not a dependency. Pure core: arrays in, numbers out; no file I/O, no global RNG;
+scipy only for ``zscore``, imported lazily. Conventions and randomness are described in the comment below.
 """
 
 from __future__ import annotations
@@ -40,6 +15,29 @@ from typing import Callable, NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
+
+# Conventions
+# -----------
+# - Matrices are ``systems x items``: ``metric[S, n]``, ``human[S, n]``, float64; NaN = missing. Human scores may be
+#   sparse; a metric score that is NaN where the human score is present is an input error (``ValueError``), except
+#   in :func:`tau_optimization` / :func:`acc_eq`, which drop such entries as MTME's ``tau_optimization`` does.
+# - Higher is better for both (callers orient error-like scores first, e.g. negate MQM penalties or TER).
+# - MTME packs a matrix as a system-major vector (``Correlation.gold_scores``); ``metric.ravel()`` is that vector,
+#   and ``average_by`` has MTME's meaning: 'item' = one group per item (column), 'sys' = one per system (row),
+#   'none' = one group of everything.
+# - Statistics WMT23/24/25 use (``tasks.WMT23``/``WMT24``/``WMT25``): system-level pairwise accuracy
+#   (:func:`pairwise_accuracy`, :func:`global_pairwise_accuracy`), system-level soft pairwise accuracy = 1 - PCE
+#   (:func:`soft_pairwise_accuracy`), segment-level acc_eq = ``KendallWithTiesOpt(variant='acc23',
+#   sample_rate=1.0, average_by='item')`` (:func:`acc_eq`), and their significance tests
+#   (:func:`pairwise_accuracy_test`, :func:`soft_pairwise_accuracy_test`: PERM-BOTH, ``perm_test='scores'``;
+#   :func:`acc_eq_pairs_test`: ``perm_test='pairs'``).
+#
+# Randomness
+# ----------
+# - The permutation p-values behind soft pairwise accuracy use MTME's own fixed generator
+#   (``default_rng(seed=4)``, float32 uniforms rounded to a +-1 sign matrix): numbers equal MTME's bit for bit.
+# - Significance tests between two metrics draw from ``numpy.random.default_rng(seed)``; MTME uses the unseeded
+#   global ``np.random`` there, so the *procedure* is MTME's but individual p-values are not MTME's.
 
 __all__ = [
     "MTME_COMMIT", "VARIANTS",

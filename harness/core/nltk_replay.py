@@ -1,69 +1,9 @@
 """NLTK-compatible BLEU (``nltk.translate.bleu_score``, checked against nltk 3.10.4), replayed from statistics.
 
-``nltk_bleu`` returns exactly what ::
-
-    nltk.translate.bleu_score.corpus_bleu(list_of_references, hypotheses, weights,
-        smoothing_function=getattr(SmoothingFunction(epsilon, alpha, k), f"method{method}"),
-        auto_reweigh=auto_reweigh)
-
-returns, but computed from the per-segment statistics of :mod:`harness.core.stats` instead of token lists, and without
-importing nltk. It replays nltk's own arithmetic (the same ``Fraction``/``float`` operations in the same order,
-``math.fsum`` of the same terms), so the result is normally bit-identical, not merely close.
-
-The statistics (all integer arrays, ``n`` segments, ``R`` reference slots, ``M`` orders):
-
-- ``hyp_len[i]``: hypothesis length in tokens;
-- ``ref_lens[i, k]``: length of reference ``k``, ``-1`` where segment ``i`` has no reference ``k``;
-- ``matches[i, j]``: clipped matches of order ``j + 1``, ``sum_g min(count_hyp(g), max_k count_ref_k(g))``
-  (nltk ``modified_precision`` numerator);
-- ``totals[i, j]``: hypothesis n-grams of order ``j + 1``, ``max(0, hyp_len - j)``, *not* floored at 1 (the
-  floor is nltk's and applied here).
-
-How many orders are needed (``M`` may be larger; extra columns are ignored), see ``nltk_orders_needed``:
-``len(weights)`` for methods 0-4 and 6; ``max(len(weights), 5)`` for methods 5 and 7, because nltk's method5
-appends ``modified_precision(references, hypothesis, 5)`` -- literally order **5**, not ``len(weights) + 1`` -- of
-the *last* segment (only ``matches[-1, 4]`` and ``totals[-1, 4]`` of that extra column are read).
-
-NLTK behaviours reproduced here (all deliberate; they are why NLTK's numbers differ from sacrebleu's):
-
-1. Per segment and order the denominator is ``max(1, totals)`` (``modified_precision``), so an empty or short
-   hypothesis adds 1 to the denominator of every order it is too short for.
-2. Corpus precisions are micro-averaged: numerators and denominators are summed *unreduced* and kept unreduced
-   (nltk's ``Fraction(..., _normalize=False)``); methods 1-4 and 6 read ``.numerator``/``.denominator`` and thus
-   see the raw corpus sums (e.g. method 2 is ``(sum_matches + 1) / (sum_denominators + 1)``).
-3. If the corpus unigram numerator is 0 the score is 0 (nltk returns the int ``0``; we return ``0.0``) before any
-   smoothing, so no method can raise or smooth in that case. ``precisions`` then holds the unsmoothed ratios.
-4. Smoothing receives the references and hypothesis of the **last** segment (a leftover loop variable in
-   ``corpus_bleu``) and ``hyp_len`` = the corpus hypothesis length: method 4 uses ``ln(corpus hyp_len)``;
-   method 5 (and 7) uses the last segment's 5-gram precision ``matches[-1,4] / max(1, totals[-1,4])`` as the
-   "next order" of the highest order; method 6 uses the corpus numerator ``m`` but the last hypothesis' n-gram
-   count ``l = totals[-1, j]`` (unfloored), which can push precisions (and the score) far above 1 on corpora.
-   The result therefore depends on segment order for methods 5-7.
-5. Method 0 replaces a zero-numerator precision by ``sys.float_info.min`` (``log`` = -708.4), so the score is tiny
-   but not 0; nltk also emits a ``UserWarning`` per zero order -- this module emits no warnings.
-6. Method 1: ``(0 + epsilon) / denominator``; method 2: every order but the first becomes
-   ``(numerator + 1) / (denominator + 1)``; method 3: the k-th zero order becomes ``1 / (2**k * denominator)``;
-   method 4: the k-th zero order becomes ``1 / (2**k * K / ln(hyp_len)) / denominator``, only when the corpus
-   ``hyp_len > 1`` (otherwise it stays 0 and is skipped); method 5: ``p_i = (m_{i-1} + p_i + p_{i+1}) / 3`` with
-   ``m_{-1} = p_1 + 1`` (so precisions above 1 are possible); method 7 = method 4 then method 5 (the appended
-   5-gram precision is *not* method-4 smoothed).
-7. Method 6 requires ``len(weights) >= 3`` (nltk raises ``IndexError``) and a non-zero *trigram* corpus
-   numerator (nltk's ``assert p_n[2]``, whose message wrongly says "bigrams"); both raise ``ValueError`` here.
-8. ``score = bp * exp(fsum(w_i * log(p_i) for p_i > 0))``: non-positive precisions are silently *skipped*, not
-   treated as zero.
-9. Brevity penalty on corpus sums: 1 if ``c > r``, 0 if ``c == 0``, else ``exp(1 - r / c)``; ``r`` sums the
-   closest reference length per segment, ties going to the shorter reference.
-10. ``auto_reweigh``: only if the corpus hypothesis length is below 4 *and* ``weights == (0.25, 0.25, 0.25, 0.25)``
-    (tuple equality: a list of four 0.25 does not qualify), the weights become ``(1/hyp_len,) * hyp_len``;
-    smoothing still ran on all ``len(weights)`` orders.
-11. ``weights=()`` always scores 0 (nltk computes no precision and the unigram-numerator test is on an empty
-    counter).
-
-Not supported: nltk's ``weights`` given as a *list of weight tuples* (which returns a list of scores from one
-pass). Call ``nltk_bleu`` once per tuple instead -- identical for methods 0-4 and 6, but for methods 5 and 7 nltk's
-list form smooths all tuples over ``max(len)`` orders, so shorter tuples get a different "next order" than in a
-separate call (and method 6 with a 2-tuple only works in nltk's list form when a longer tuple is present).
-Where nltk would raise (or crash) a ``ValueError`` explaining what nltk does is raised instead.
+:func:`nltk_bleu` returns exactly what NLTK's ``corpus_bleu`` returns, computed from the per-segment statistics of
+:mod:`harness.core.stats` instead of token lists by replaying NLTK's own arithmetic (normally bit-identical).
+Pure core: arrays in, a result out; it never imports nltk and emits no warnings. The statistics it reads and every
+NLTK behaviour it reproduces (why NLTK's numbers differ from sacrebleu's) are listed in :func:`nltk_bleu`.
 """
 
 from __future__ import annotations
@@ -132,7 +72,73 @@ def nltk_bleu(
     k: float = 5,
     auto_reweigh: bool = False,
 ) -> NltkResult:
-    """NLTK ``corpus_bleu`` from statistics (see the module docstring for the arrays and every reproduced quirk).
+    """NLTK ``corpus_bleu`` from statistics.
+
+    ``nltk_bleu`` returns exactly what ::
+
+        nltk.translate.bleu_score.corpus_bleu(list_of_references, hypotheses, weights,
+            smoothing_function=getattr(SmoothingFunction(epsilon, alpha, k), f"method{method}"),
+            auto_reweigh=auto_reweigh)
+
+    returns, but computed from the per-segment statistics of :mod:`harness.core.stats` instead of token lists, and
+    without importing nltk. It replays nltk's own arithmetic (the same ``Fraction``/``float`` operations in the same order,
+    ``math.fsum`` of the same terms), so the result is normally bit-identical, not merely close.
+
+    The statistics (all integer arrays, ``n`` segments, ``R`` reference slots, ``M`` orders):
+
+    - ``hyp_len[i]``: hypothesis length in tokens;
+    - ``ref_lens[i, k]``: length of reference ``k``, ``-1`` where segment ``i`` has no reference ``k``;
+    - ``matches[i, j]``: clipped matches of order ``j + 1``, ``sum_g min(count_hyp(g), max_k count_ref_k(g))``
+      (nltk ``modified_precision`` numerator);
+    - ``totals[i, j]``: hypothesis n-grams of order ``j + 1``, ``max(0, hyp_len - j)``, *not* floored at 1 (the
+      floor is nltk's and applied here).
+
+    How many orders are needed (``M`` may be larger; extra columns are ignored), see ``nltk_orders_needed``:
+    ``len(weights)`` for methods 0-4 and 6; ``max(len(weights), 5)`` for methods 5 and 7, because nltk's method5
+    appends ``modified_precision(references, hypothesis, 5)`` -- literally order **5**, not ``len(weights) + 1`` -- of
+    the *last* segment (only ``matches[-1, 4]`` and ``totals[-1, 4]`` of that extra column are read).
+
+    NLTK behaviours reproduced here (all deliberate; they are why NLTK's numbers differ from sacrebleu's):
+
+    1. Per segment and order the denominator is ``max(1, totals)`` (``modified_precision``), so an empty or short
+       hypothesis adds 1 to the denominator of every order it is too short for.
+    2. Corpus precisions are micro-averaged: numerators and denominators are summed *unreduced* and kept unreduced
+       (nltk's ``Fraction(..., _normalize=False)``); methods 1-4 and 6 read ``.numerator``/``.denominator`` and thus
+       see the raw corpus sums (e.g. method 2 is ``(sum_matches + 1) / (sum_denominators + 1)``).
+    3. If the corpus unigram numerator is 0 the score is 0 (nltk returns the int ``0``; we return ``0.0``) before any
+       smoothing, so no method can raise or smooth in that case. ``precisions`` then holds the unsmoothed ratios.
+    4. Smoothing receives the references and hypothesis of the **last** segment (a leftover loop variable in
+       ``corpus_bleu``) and ``hyp_len`` = the corpus hypothesis length: method 4 uses ``ln(corpus hyp_len)``;
+       method 5 (and 7) uses the last segment's 5-gram precision ``matches[-1,4] / max(1, totals[-1,4])`` as the
+       "next order" of the highest order; method 6 uses the corpus numerator ``m`` but the last hypothesis' n-gram
+       count ``l = totals[-1, j]`` (unfloored), which can push precisions (and the score) far above 1 on corpora.
+       The result therefore depends on segment order for methods 5-7.
+    5. Method 0 replaces a zero-numerator precision by ``sys.float_info.min`` (``log`` = -708.4), so the score is tiny
+       but not 0; nltk also emits a ``UserWarning`` per zero order -- this module emits no warnings.
+    6. Method 1: ``(0 + epsilon) / denominator``; method 2: every order but the first becomes
+       ``(numerator + 1) / (denominator + 1)``; method 3: the k-th zero order becomes ``1 / (2**k * denominator)``;
+       method 4: the k-th zero order becomes ``1 / (2**k * K / ln(hyp_len)) / denominator``, only when the corpus
+       ``hyp_len > 1`` (otherwise it stays 0 and is skipped); method 5: ``p_i = (m_{i-1} + p_i + p_{i+1}) / 3`` with
+       ``m_{-1} = p_1 + 1`` (so precisions above 1 are possible); method 7 = method 4 then method 5 (the appended
+       5-gram precision is *not* method-4 smoothed).
+    7. Method 6 requires ``len(weights) >= 3`` (nltk raises ``IndexError``) and a non-zero *trigram* corpus
+       numerator (nltk's ``assert p_n[2]``, whose message wrongly says "bigrams"); both raise ``ValueError`` here.
+    8. ``score = bp * exp(fsum(w_i * log(p_i) for p_i > 0))``: non-positive precisions are silently *skipped*, not
+       treated as zero.
+    9. Brevity penalty on corpus sums: 1 if ``c > r``, 0 if ``c == 0``, else ``exp(1 - r / c)``; ``r`` sums the
+       closest reference length per segment, ties going to the shorter reference.
+    10. ``auto_reweigh``: only if the corpus hypothesis length is below 4 *and* ``weights == (0.25, 0.25, 0.25, 0.25)``
+        (tuple equality: a list of four 0.25 does not qualify), the weights become ``(1/hyp_len,) * hyp_len``;
+        smoothing still ran on all ``len(weights)`` orders.
+    11. ``weights=()`` always scores 0 (nltk computes no precision and the unigram-numerator test is on an empty
+        counter).
+
+    Not supported: nltk's ``weights`` given as a *list of weight tuples* (which returns a list of scores from one
+    pass). Call ``nltk_bleu`` once per tuple instead -- identical for methods 0-4 and 6, but for methods 5 and 7 nltk's
+    list form smooths all tuples over ``max(len)`` orders, so shorter tuples get a different "next order" than in a
+    separate call (and method 6 with a 2-tuple only works in nltk's list form when a longer tuple is present).
+    Where nltk would raise (or crash) a ``ValueError`` explaining what nltk does is raised instead.
+
 
     ``hyp_len``: ``[n]``; ``ref_lens``: ``[n, R]`` (``-1`` = absent); ``matches``/``totals``: ``[n, M]`` with
     ``M >= nltk_orders_needed(weights, method)``. ``epsilon``, ``alpha`` and ``k`` are the arguments of

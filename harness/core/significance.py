@@ -5,26 +5,6 @@ randomization (``ar``) and the paper's block t-test (``block_t``), plus what sac
 comparisons with Holm-Bonferroni correction, an interval for every *difference*, and significance clusters.
 Resampling goes through :mod:`.resampling`; scores through a score function (:func:`harness.core.bleu.score_fn`).
 
-Array conventions: one system is a float64 matrix ``[n, K]`` of per-segment statistics ``[hyp_len, ref_len,
-correct_1..N, total_1..N]``; systems are stacked ``X[S, n, K]``; ``score_fn(sums[..., K]) -> scores[...]``.
-
-sacrebleu 2.x ``sacrebleu/significance.py``, reproduced call for call (p-values equal sacrebleu's exactly):
-
-- Paired bootstrap (default 1000 resamples): sacrebleu re-creates the generator for every system with the same
-  seed, so every system and the baseline are scored on the *same* resamples (drawn here once and shared).
-  ``d_i = |BLEU_b,i - BLEU_a,i|``, ``p = (#{d_i - mean(d) > |delta|} + 1) / (B + 1)``.
-- Approximate randomization (default 10000 trials): segment ``i`` of trial ``t`` swaps the two systems' statistics
-  where the mask is False; ``p = (#{|BLEU(A_t) - BLEU(B_t)| > |delta|} + 1) / (T + 1)``. With ``confidence``
-  (sacrebleu's ``n_ar_confidence``, 1000 resamples) the *systems'* bootstrap is the next draw of that generator
-  and the *baseline's* a fresh one (a sacrebleu quirk we reproduce).
-- Bootstrap resamples are scored in sacrebleu's float32 arithmetic (:meth:`ScoreFn.resampled`); AR trials and
-  actual scores in float64.
-- Interval of one system (sacrebleu's ``estimate_ci``): sorted resampled scores, ``lo = s[B // 40]``,
-  ``hi = s[B - B // 40 - 1]``, reported as ``mean(s) +- (hi - lo) / 2``.
-- Quirks kept: ``SACREBLEU_SEED=0`` is unseeded for sacrebleu's paired tests (here it is an ordinary seed); a
-  system identical to the baseline gets ``p = 1 / (n + 1)`` (MultEval's strict ``>``); sacrebleu stars
-  ``p <= 0.05``.
-
 Pure core: numpy in, dataclasses out (scipy for the t distribution, imported lazily). Every random procedure
 takes an explicit ``seed``.
 """
@@ -57,6 +37,26 @@ from .resampling import (
     percentile_interval,
     resampled_scores,
 )
+
+# Array conventions: one system is a float64 matrix ``[n, K]`` of per-segment statistics ``[hyp_len, ref_len,
+# correct_1..N, total_1..N]``; systems are stacked ``X[S, n, K]``; ``score_fn(sums[..., K]) -> scores[...]``.
+#
+# sacrebleu 2.x ``sacrebleu/significance.py``, reproduced call for call (p-values equal sacrebleu's exactly):
+#
+# - Paired bootstrap (default 1000 resamples): sacrebleu re-creates the generator for every system with the same
+#   seed, so every system and the baseline are scored on the *same* resamples (drawn here once and shared).
+#   ``d_i = |BLEU_b,i - BLEU_a,i|``, ``p = (#{d_i - mean(d) > |delta|} + 1) / (B + 1)``.
+# - Approximate randomization (default 10000 trials): segment ``i`` of trial ``t`` swaps the two systems' statistics
+#   where the mask is False; ``p = (#{|BLEU(A_t) - BLEU(B_t)| > |delta|} + 1) / (T + 1)``. With ``confidence``
+#   (sacrebleu's ``n_ar_confidence``, 1000 resamples) the *systems'* bootstrap is the next draw of that generator
+#   and the *baseline's* a fresh one (a sacrebleu quirk we reproduce).
+# - Bootstrap resamples are scored in sacrebleu's float32 arithmetic (:meth:`ScoreFn.resampled`); AR trials and
+#   actual scores in float64.
+# - Interval of one system (sacrebleu's ``estimate_ci``): sorted resampled scores, ``lo = s[B // 40]``,
+#   ``hi = s[B - B // 40 - 1]``, reported as ``mean(s) +- (hi - lo) / 2``.
+# - Quirks kept: ``SACREBLEU_SEED=0`` is unseeded for sacrebleu's paired tests (here it is an ordinary seed); a
+#   system identical to the baseline gets ``p = 1 / (n + 1)`` (MultEval's strict ``>``); sacrebleu stars
+#   ``p <= 0.05``.
 
 FloatArray = NDArray[np.float64]
 ScoreFn = Callable[[FloatArray], FloatArray]

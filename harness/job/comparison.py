@@ -5,42 +5,8 @@ compare-mt (Neubig et al., NAACL 2019 demo, ``neulab/compare-mt``) and MT-Telesc
 sufficient statistics the harness already has, seeded, and with every resample done by the one engine
 (:mod:`harness.core.resampling` through :mod:`harness.core.significance`); nothing is re-tokenised per resample.
 
-What :func:`compare_systems` computes (``delta`` is always B minus A, DESIGN 1.7):
-
-1. The headline: corpus BLEU of A and B with bootstrap intervals (sacrebleu's ``--confidence`` convention), the
-   paired bootstrap test (sacrebleu ``--paired-bs``, exact p-value), the signature.
-2. Buckets, each with the paired bootstrap interval of the difference:
-
-   - BLEU by *reference* length (tokens of the first reference present; compare-mt's
-     ``LengthSentenceBucketer`` cutoffs 10..60) and by sentence-BLEU of system A (compare-mt's
-     ``ScoreSentenceBucketer`` cutoffs 10..90, but computed for A only, so both systems are scored on the same
-     segments). A bucket is a sub-test-set: its BLEU is :func:`~harness.core.bleu.corpus_score` of the statistics
-     of its segments, which equals sacrebleu's ``corpus_bleu`` on those segments, and its paired test is the
-     one sacrebleu would run on them (resamples of the bucket's segments, same seed).
-   - Word F-measure by word frequency (compare-mt's ``FreqWordBucketer``: cutoffs 1,2,3,4,5,10,100,1000;
-     frequency counted in the reference matched against, as compare-mt, or in a training corpus; counting every
-     reference would put a word found in only one of them into the rare buckets). Matching is compare-mt's with
-     one reference:
-     an output word matches an unused occurrence of it in the segment's first present reference, i.e.
-     ``min(count_out(w), count_ref(w))`` per segment. ``F = 2m / (out + ref)`` is a ratio of additive
-     per-segment counts, so whole-test-set resamples score it exactly (compare-mt resamples half the set,
-     unseeded).
-   - n-gram precision per order (``100 * matches_n / totals_n`` from the BLEU statistics).
-
-3. n-grams (orders 1..N) that A gets right more often than B (and the reverse), and those each over-produces
-   (in its output, beyond the clipped reference count), ranked as compare-mt's ``extract_salient_features``:
-   compare-mt sorts by ``(c_A + alpha) / (c_A + c_B + 2 alpha)``; we report the smoothed log ratio
-   ``log((c_A + alpha) / (c_B + alpha))``, which is that score's logit and so gives the same order (ties: more
-   frequent first, then alphabetical). Clipped matches are BLEU's (maximum over the present references); the
-   per-segment sums of the counted matches are checked against the statistics, so the texts and the statistics
-   provably belong together.
-4. The segments where sentence BLEU differs most, both directions, with source, references, both outputs and the
-   words where the two outputs differ (a word diff of the whitespace-split outputs).
-5. With human segment scores: the mean human score by the same buckets (segments judged for both systems) and
-   the segments where BLEU and the humans disagree most about which system is better.
-
 Pure of I/O: texts and statistics in, an immutable :class:`ComparisonResult` out; :func:`comparison_tables` and
-:func:`to_json` only read it. Writing files is the entry point's job (``harness.compare``), rendering the page
+:func:`to_json` only read it. Writing files is :mod:`harness.sinks.pages`'s job, rendering the page
 :mod:`.comparison_page`'s. No mlflow, hydra or pandas here.
 """
 
@@ -66,6 +32,40 @@ from ..errors import ConfigError, InputError
 from ..text.reading import TextFile
 from ..text.tokenizers import case_and_tokenize
 from .human import HumanScores
+
+# What :func:`compare_systems` computes (``delta`` is always B minus A, DESIGN 1.7):
+#
+# 1. The headline: corpus BLEU of A and B with bootstrap intervals (sacrebleu's ``--confidence`` convention), the
+#    paired bootstrap test (sacrebleu ``--paired-bs``, exact p-value), the signature.
+# 2. Buckets, each with the paired bootstrap interval of the difference:
+#
+#    - BLEU by *reference* length (tokens of the first reference present; compare-mt's
+#      ``LengthSentenceBucketer`` cutoffs 10..60) and by sentence-BLEU of system A (compare-mt's
+#      ``ScoreSentenceBucketer`` cutoffs 10..90, but computed for A only, so both systems are scored on the same
+#      segments). A bucket is a sub-test-set: its BLEU is :func:`~harness.core.bleu.corpus_score` of the statistics
+#      of its segments, which equals sacrebleu's ``corpus_bleu`` on those segments, and its paired test is the
+#      one sacrebleu would run on them (resamples of the bucket's segments, same seed).
+#    - Word F-measure by word frequency (compare-mt's ``FreqWordBucketer``: cutoffs 1,2,3,4,5,10,100,1000;
+#      frequency counted in the reference matched against, as compare-mt, or in a training corpus; counting every
+#      reference would put a word found in only one of them into the rare buckets). Matching is compare-mt's with
+#      one reference:
+#      an output word matches an unused occurrence of it in the segment's first present reference, i.e.
+#      ``min(count_out(w), count_ref(w))`` per segment. ``F = 2m / (out + ref)`` is a ratio of additive
+#      per-segment counts, so whole-test-set resamples score it exactly (compare-mt resamples half the set,
+#      unseeded).
+#    - n-gram precision per order (``100 * matches_n / totals_n`` from the BLEU statistics).
+#
+# 3. n-grams (orders 1..N) that A gets right more often than B (and the reverse), and those each over-produces
+#    (in its output, beyond the clipped reference count), ranked as compare-mt's ``extract_salient_features``:
+#    compare-mt sorts by ``(c_A + alpha) / (c_A + c_B + 2 alpha)``; we report the smoothed log ratio
+#    ``log((c_A + alpha) / (c_B + alpha))``, which is that score's logit and so gives the same order (ties: more
+#    frequent first, then alphabetical). Clipped matches are BLEU's (maximum over the present references); the
+#    per-segment sums of the counted matches are checked against the statistics, so the texts and the statistics
+#    provably belong together.
+# 4. The segments where sentence BLEU differs most, both directions, with source, references, both outputs and the
+#    words where the two outputs differ (a word diff of the whitespace-split outputs).
+# 5. With human segment scores: the mean human score by the same buckets (segments judged for both systems) and
+#    the segments where BLEU and the humans disagree most about which system is better.
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]

@@ -3,19 +3,9 @@
 Since WMT23 metrics are ranked by system-level pairwise accuracy (Kocmi et al. 2021), soft pairwise accuracy
 (Thompson et al. 2024) and segment-level tie-calibrated accuracy ``acc_eq`` (Deutsch et al. 2023), computed as
 google-research/mt-metrics-eval (MTME) computes them (:mod:`harness.core.meta_eval`). For every variant against
-the full reference set and every kind of human scores, with and without human translations among the systems:
-
-- ``pairwise_accuracy`` (system level): on the systems with a system-level human score;
-- ``soft_pairwise_accuracy`` (system level): the variant's *sentence* BLEU as segment scores, as MTME does for
-  BLEU, on the segments every compared system has a human score for; ``soft_pairwise_accuracy_corpus`` permutes
-  corpus-BLEU statistics instead (corpus BLEU is not a sum of sentence BLEU);
-- ``acc_eq`` (segment level, grouped by item), with its tie threshold ``epsilon``.
-
-With ``meta_eval``, the variants are ranked by each statistic (and by system- and segment-level Pearson) into
-significance clusters: walking down the variants sorted by value, a new cluster starts where the best variant of
-the current cluster is significantly better (p <= 0.05) than the next one (:func:`assign_ranks`), by MTME's paired
-tests (PERM-BOTH for the correlations and accuracies, the pair-swap test for ``acc_eq``), seeded, with MTME's
-early stopping in blocks of 100 draws (its WMT setting).
+the full reference set and every kind of human scores, with and without human translations among the systems
+(each statistic's rules, and the ranking of ``meta_eval``, in the comment below). Reads the job's cells and human
+scores; writes nothing.
 """
 
 from __future__ import annotations
@@ -36,6 +26,18 @@ from .human import HumanScores
 from .inputs import Inputs
 from .result import Cell, CorrelationResult, VariantComparison, VariantRank
 from .spec import JobSpec
+
+# - ``pairwise_accuracy`` (system level): on the systems with a system-level human score;
+# - ``soft_pairwise_accuracy`` (system level): the variant's *sentence* BLEU as segment scores, as MTME does for
+#   BLEU, on the segments every compared system has a human score for; ``soft_pairwise_accuracy_corpus`` permutes
+#   corpus-BLEU statistics instead (corpus BLEU is not a sum of sentence BLEU);
+# - ``acc_eq`` (segment level, grouped by item), with its tie threshold ``epsilon``.
+#
+# With ``meta_eval``, the variants are ranked by each statistic (and by system- and segment-level Pearson) into
+# significance clusters: walking down the variants sorted by value, a new cluster starts where the best variant of
+# the current cluster is significantly better (p <= 0.05) than the next one (:func:`assign_ranks`), by MTME's paired
+# tests (PERM-BOTH for the correlations and accuracies, the pair-swap test for ``acc_eq``), seeded, with MTME's
+# early stopping in blocks of 100 draws (its WMT setting).
 
 log = logging.getLogger(__name__)
 
