@@ -9,11 +9,9 @@ be, the tables are there already and ``tracking_pending.json`` says what is miss
 
 from __future__ import annotations
 
-import importlib
 import json
 import logging
 import sys
-import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,32 +46,6 @@ class Outcome:
     tracking_error: TrackingError | None
     seconds: float
     experiment_id: str | None = None  # the MLflow experiment, with the parent run
-
-
-def preload(spec: JobSpec) -> threading.Thread:
-    """Import, in a background thread, the heavy modules the job's later phases will need (scipy.stats for the
-    correlations, matplotlib for the figures, mlflow for tracking: 0.5-3 s each), while the statistics are being
-    counted (the counting kernels release the GIL). A phase that needs a module before it is loaded waits for it
-    (Python's import lock); an import that fails here is left to fail where the module is used."""
-
-    def work() -> None:
-        modules = ["scipy.stats"] if spec.correlation or spec.paper_protocol or spec.meta_eval else []
-        if spec.figures:
-            modules.append("harness.job.figures:pyplot")
-        if spec.tracking_uri is not None:
-            modules += ["mlflow.tracking", "mlflow.entities"]
-        for name in modules:
-            try:
-                if name == "harness.job.figures:pyplot":
-                    figures.pyplot()
-                else:
-                    importlib.import_module(name)
-            except Exception:  # noqa: BLE001 - reported where the module is used
-                return
-
-    thread = threading.Thread(target=work, name="harness-preload", daemon=True)
-    thread.start()
-    return thread
 
 
 def _explicit_inputs(spec: JobSpec) -> list[Path]:
@@ -124,7 +96,6 @@ def run_job(spec: JobSpec, config_yaml: str = "", out: TextIO | None = None) -> 
     progress = Progress(spec.progress)
     layout = layout_of(spec)
     check_selection(spec, layout)
-    preload(spec)
     experiment = spec.experiment_for(dataset_name(spec, layout))
     folder = JobFolder(spec.folder(experiment), job=f"{experiment}/{spec.job_name}")
     with folder.held(layout.inputs() if layout is not None else _explicit_inputs(spec)):
