@@ -14,9 +14,9 @@ Measured (medians over ``--repeats`` runs, 3 by default; the slow sacrebleu runs
 (c) ``harness-score`` vs the ``sacrebleu`` CLI as whole processes (wall time) on 3,000 and 100,000 segments, and
     the peak RSS of ``harness-score`` at 1M segments (``/usr/bin/time -v``);
 (d) sentence BLEU of every segment of the 100k corpus: harness (statistics once + vectorised
-    ``harness.bleu.sentence_scores``) vs sacrebleu ``sentence_score`` per segment, timed on an evenly spaced sample
+    ``harness.core.bleu.sentence_scores``) vs sacrebleu ``sentence_score`` per segment, timed on an evenly spaced sample
     of 5,000 segments and extrapolated;
-plus the numba cold start (first call in a fresh process: with numba's on-disk cache, and with an empty cache =
+plus the cold start (first call in a fresh process: with the kernels' object code cached, and with an empty cache =
 compilation) and where the harness time goes (stage profile of the 100k, 4-reference case).
 
 Every harness score is checked against its peer (``|diff| <= 1e-9``, asserted). ``--quick``: a smoke run under
@@ -274,7 +274,7 @@ def _measure(tool: str, hyps: list[str], refs: list[list[str]], repeats: int, wa
         options = {"harness": {}, "harness-hf": {"profile": "hf"}, "harness-nltk": {"profile": "nltk"}}[tool]
         fn: Callable[[], Any] = lambda: harness.corpus_bleu(hyps, refs, **options)  # noqa: E731
         first = None
-        if warm:  # numba cache load (or compilation) + thread pool, on a prefix large enough for both paths
+        if warm:  # kernel load (or compilation) + thread pool, on a prefix large enough for the compiled path
             k = min(len(hyps), 30_000)
             t = time.perf_counter()
             harness.corpus_bleu(hyps[:k], [r[:k] for r in refs], **options)
@@ -336,8 +336,9 @@ def _task_shared(spec: dict[str, Any]) -> dict[str, Any]:
 
 def _task_prepared(spec: dict[str, Any]) -> dict[str, Any]:
     """(a), harness only: references prepared once, every system scored against them (the CLI's way)."""
-    from harness.bleu import corpus_score, make_options
-    from harness.scoring import PreparedReferences
+    from harness.core.bleu import corpus_score
+    from harness.core.options import make_options
+    from harness.text.pipeline import PreparedReferences
 
     refs = [read_lines(SHARED / "refs" / f"{name}.txt") for name in ("ref-C", "ref-D")][: spec["refs"]]
     systems = sorted(p.stem for p in (SHARED / "systems").glob("*.txt"))
@@ -355,7 +356,7 @@ def _task_prepared(spec: dict[str, Any]) -> dict[str, Any]:
 
 
 def _task_coldstart(spec: dict[str, Any]) -> dict[str, Any]:
-    """First and second call of corpus_bleu in this fresh process (numba import + cache load or compilation)."""
+    """First and second call of corpus_bleu in this fresh process (kernels mapped from the cache, or compiled)."""
     t0 = time.perf_counter()
     import harness
 
@@ -382,11 +383,12 @@ def _task_sentence(spec: dict[str, Any]) -> dict[str, Any]:
     sample = list(range(0, n, step))[: spec["sample"]]
     if tool == "harness":
         import harness
-        from harness.bleu import corpus_score, make_options, sentence_scores
-        from harness.scoring import segment_statistics
+        from harness.core.bleu import corpus_score, sentence_scores
+        from harness.core.options import make_options
+        from harness.text.pipeline import segment_statistics
 
         opts = make_options(effective_order=True)  # sacrebleu's sentence_bleu / --sentence-level
-        harness.corpus_bleu(hyps[:30_000], [r[:30_000] for r in refs])  # warm-up (numba)
+        harness.corpus_bleu(hyps[:30_000], [r[:30_000] for r in refs])  # warm-up (kernels, thread pool)
         st = timed(lambda: segment_statistics(hyps, refs, opts), repeats)
         stats = st["result"]
         sc = timed(lambda: sentence_scores(stats, opts), repeats)
@@ -407,21 +409,23 @@ def _task_sentence(spec: dict[str, Any]) -> dict[str, Any]:
 
 
 def _task_stages(spec: dict[str, Any]) -> dict[str, Any]:
-    """Where the harness time goes on ``n`` segments x ``refs`` references: the stages of corpus_bleu called one
-    by one, chunk by chunk (``harness.scoring.CHUNK_SEGMENTS``) as ``segment_statistics`` does (text straight to
-    ids, :mod:`harness.token_ids`), each stage's time summed over the chunks; and, on the same chunks, the string
-    path it replaced on large inputs (token lists from :mod:`harness.tokenizers`, then a dict vocabulary)."""
+    """Where the harness time goes on ``n`` segments x ``refs`` references: the stages of the compiled path called
+    one by one in one thread, chunk by chunk as ``segment_statistics`` cuts the corpus (text straight to ids,
+    :mod:`harness.text.token_ids`), each stage's time summed over the chunks, next to a real ``corpus_bleu`` call
+    (chunks in a thread per core); and, on the same chunks, the Python path (token lists from
+    :mod:`harness.text.tokenizers`, then a dict vocabulary and numpy counting)."""
     import numpy as np
 
     import harness
-    from harness import stats as hs
-    from harness import token_ids
-    from harness.bleu import corpus_score, make_options
-    from harness.scoring import CHUNK_SEGMENTS, case_and_tokenize, check_hypotheses, check_references
+    from harness.core.bleu import corpus_score
+    from harness.core.options import make_options
+    from harness.core.stats import SegmentStats
+    from harness.text import counting, pipeline, token_ids
+    from harness.text.tokenizers import case_and_tokenize
 
     hyps, refs = load_synth(spec["n"], spec["refs"])
     opts = make_options()
-    harness.corpus_bleu(hyps[:30_000], [r[:30_000] for r in refs])  # warm-up (numba)
+    harness.corpus_bleu(hyps[:30_000], [r[:30_000] for r in refs])  # warm-up (kernels, thread pool)
     rows: dict[str, list[float]] = {}
     acc: dict[str, float] = {}
 
@@ -431,61 +435,55 @@ def _task_stages(spec: dict[str, Any]) -> dict[str, Any]:
         acc[name] = acc.get(name, 0.0) + time.perf_counter() - t
         return out
 
-    chunk = CHUNK_SEGMENTS
+    chars = sum(map(len, hyps))
+    chunk = pipeline.chunk_lines(len(hyps), (chars + len(hyps)) * (1 + len(refs)) / len(hyps))
     for _ in range(spec["repeats"]):
         acc.clear()
         gc.collect()
-        h = stage("validate inputs (check_hypotheses/references)", check_hypotheses, hyps)
-        r = stage("validate inputs (check_hypotheses/references)", check_references, refs, len(h))
+        h = stage("validate inputs (check_hypotheses/references)", pipeline.check_hypotheses, hyps)
+        r = stage("validate inputs (check_hypotheses/references)", pipeline.check_references, refs, len(h))
         parts = []
         for start in range(0, len(h), chunk):
             stop = min(len(h), start + chunk)
-            enc = stage("references: text -> ids (13a, compiled)", token_ids.encode_references,
-                        [x[start:stop] for x in r], opts)
-            h_ids, h_off = stage("hypotheses: text -> ids (13a, compiled)", token_ids.encode_hypotheses,
-                                 h[start:stop], enc, opts)
-            m, tot = stage("count n-grams (numba kernel, 2 threads)", hs._count_numba, h_ids, h_off, enc, 4)
-            parts.append(hs.SegmentStats(np.diff(h_off), enc.lengths.copy(), m, tot))
-            del enc  # free the chunk before the next one
-        st = stage("concatenate chunks + corpus score", lambda: corpus_score(hs.SegmentStats.concat(parts), opts))
-        acc["sum of the stages"] = sum(acc.values())
+            table = token_ids.TokenTable.empty(1 << 12)
+            text = stage("references: join, case, encode UTF-8", token_ids.text_of_lines,
+                         [x[start:stop] for x in r], opts)
+            enc = stage("references: text -> ids (kernel)", token_ids.encode_text, text, opts, table, True)
+            refs_enc = token_ids.references_of(enc, len(r), stop - start, table, text.line_flags)
+            htext = stage("hypotheses: join, case, encode UTF-8", token_ids.text_of_lines, [h[start:stop]], opts)
+            henc = stage("hypotheses: text -> ids (kernel)", token_ids.encode_text, htext, opts, table, False)
+            m, tot = stage("count n-grams (kernel)", token_ids.count_ids, henc.ids, henc.offsets, refs_enc, 4)
+            parts.append(SegmentStats(np.diff(henc.offsets), refs_enc.lengths.copy(), m, tot))
+        st = stage("concatenate chunks + corpus score", lambda: corpus_score(SegmentStats.concat(parts), opts))
+        acc["sum of the stages (one thread)"] = sum(acc.values())
         gc.collect()
-        total = stage("total: harness.corpus_bleu", lambda: harness.corpus_bleu(hyps, refs))
+        total = stage("total: harness.corpus_bleu (a thread per core)", lambda: harness.corpus_bleu(hyps, refs))
         assert abs(total.score - st.score) <= TOL
         for k, v in acc.items():
             rows.setdefault(k, []).append(v)
-    # the counting kernel single-threaded over the whole corpus as one chunk, for reference
-    enc = token_ids.encode_references(refs, opts)
-    h_ids, h_off = token_ids.encode_hypotheses(hyps, enc, opts)
-    kern = hs._kernel()
-    single = []
-    for _ in range(spec["repeats"]):
-        mm, tt = np.zeros((len(hyps), 4), np.int64), np.zeros((len(hyps), 4), np.int64)
-        t = time.perf_counter()
-        kern(h_ids, h_off, enc.ids, enc.offsets, enc.n_refs, 4, 0, len(hyps), mm, tt)
-        single.append(time.perf_counter() - t)
-    n_tokens = int(enc.ids.size + h_ids.size)
-    del enc
-    # the same chunks through the string path (what corpus_bleu does below the compiled-kernel threshold)
+    n_tokens = 0
+    # the same chunks through the Python path (what corpus_bleu takes without the kernels)
     compare: dict[str, list[float]] = {}
     for _ in range(spec["repeats"]):
         acc.clear()
         gc.collect()
         for start in range(0, len(hyps), chunk):
             stop = min(len(hyps), start + chunk)
-            ref_tokens = stage("string path: tokenize (token lists)", lambda a, b: [case_and_tokenize(x[a:b], opts)
+            ref_tokens = stage("Python path: tokenize (token lists)", lambda a, b: [case_and_tokenize(x[a:b], opts)
                                                                                   for x in refs], start, stop)
-            hyp_tokens = stage("string path: tokenize (token lists)", case_and_tokenize, hyps[start:stop], opts)
-            enc = stage("string path: encode (dict vocabulary)", hs.encode_references, ref_tokens)
-            stage("string path: encode (dict vocabulary)", hs.encode_hypotheses, hyp_tokens, enc.vocab)
+            hyp_tokens = stage("Python path: tokenize (token lists)", case_and_tokenize, hyps[start:stop], opts)
+            enc = stage("Python path: encode (dict vocabulary)", counting.encode_references, ref_tokens)
+            h_ids, h_off = stage("Python path: encode (dict vocabulary)", counting.encode_hypotheses, hyp_tokens,
+                                 enc.vocab)
+            stage("Python path: count (numpy)", counting.count_numpy, h_ids, h_off, enc, 4)
+            n_tokens += int(enc.ids.size + h_ids.size)
             del ref_tokens, hyp_tokens, enc
-        acc["string path: total"] = sum(acc.values())
+        acc["Python path: total"] = sum(acc.values())
         for k, v in acc.items():
             compare.setdefault(k, []).append(v)
     med = {k: statistics.median(v) for k, v in rows.items()}
-    return {"stages": med, "chunk": chunk, "kernel_single_thread": statistics.median(single), "string_path":
-            {k: statistics.median(v) for k, v in compare.items()}, "n_tokens": n_tokens,
-            "n_lines": len(hyps) * (1 + len(refs))}
+    return {"stages": med, "chunk": chunk, "string_path": {k: statistics.median(v) for k, v in compare.items()},
+            "n_tokens": n_tokens // spec["repeats"], "n_lines": len(hyps) * (1 + len(refs))}
 
 
 def _task_memory(spec: dict[str, Any]) -> dict[str, Any]:
@@ -493,8 +491,9 @@ def _task_memory(spec: dict[str, Any]) -> dict[str, Any]:
     far, first through ``harness.corpus_bleu`` (the API), then through ``PreparedReferences`` (what
     ``harness-score`` does: every chunk of the references kept, then each system counted against them)."""
     import harness
-    from harness.bleu import corpus_score, make_options
-    from harness.scoring import CHUNK_SEGMENTS, PreparedReferences
+    from harness.core.bleu import corpus_score
+    from harness.core.options import make_options
+    from harness.text.pipeline import CHUNK_SEGMENTS, PreparedReferences
 
     steps: list[tuple[str, float, float]] = [("interpreter + harness imported", _rss_mb(), _maxrss_mb())]
     hyps, refs = load_synth(spec["n"], spec["refs"])
@@ -541,7 +540,7 @@ def run_cli(cmd: list[str]) -> tuple[float, str, float]:
 def cli_pair(ref_files: list[Path], hyp: Path, repeats: int) -> dict[str, Any]:
     h_cmd = [HARNESS_CLI, *map(str, ref_files), "-i", str(hyp), "-f", "json"]
     s_cmd = [SACREBLEU_CLI, *map(str, ref_files), "-i", str(hyp), "-f", "json", "-w", "10"]
-    run_cli(h_cmd)  # warm-up: page cache and numba's cache file
+    run_cli(h_cmd)  # warm-up: page cache and the kernels' cache file
     out: dict[str, Any] = {}
     for name, cmd in (("harness-score", h_cmd), ("sacrebleu", s_cmd)):
         walls, rss, text = [], [], ""
@@ -726,7 +725,7 @@ def main(argv: list[str] | None = None) -> int:
 
     # ---------------------------------------------------------------- cold start
     say("cold start")
-    cold_refs = 1 if mid >= 20_000 else 4  # enough tokens for the numba path
+    cold_refs = 1 if mid >= 20_000 else 4  # enough tokens for the compiled path
     nan = float("nan")
     cold = {"compile": {"import": nan, "first": nan, "second": nan}}  # --quick: not measured
     if not quick:
@@ -782,13 +781,14 @@ def main(argv: list[str] | None = None) -> int:
     # ---------------------------------------------------------------- profile
     say("profile")
     prof = work({"task": "stages", "n": mid, "refs": 4, "repeats": reps})
-    total = prof["stages"]["total: harness.corpus_bleu"]
-    rows_p = [[k, fmt_s(v), f"{100 * v / total:.0f}%"] for k, v in prof["stages"].items()]
-    ids_path = (prof["stages"]["references: text -> ids (13a, compiled)"]
-                + prof["stages"]["hypotheses: text -> ids (13a, compiled)"])
+    total = prof["stages"]["total: harness.corpus_bleu (a thread per core)"]
+    one = prof["stages"]["sum of the stages (one thread)"]
+    rows_p = [[k, fmt_s(v), f"{100 * v / one:.0f}%"] for k, v in prof["stages"].items()]
+    kernel_path = one - prof["stages"]["validate inputs (check_hypotheses/references)"]
     rows_t = [[k, fmt_s(v)] for k, v in prof["string_path"].items()]
-    rows_t.append(["text -> ids (compiled path, the two stages above)", fmt_s(ids_path)])
-    rows_t.append(["ratio (string path / compiled path)", f"{prof['string_path']['string path: total'] / ids_path:.1f}x"])
+    rows_t.append(["compiled path, the same chunks, one thread (the stages above but validation)", fmt_s(kernel_path)])
+    rows_t.append(["ratio (Python path / compiled path, one thread)",
+                   f"{prof['string_path']['Python path: total'] / kernel_path:.1f}x"])
 
     # ---------------------------------------------------------------- targets
     targets = []
@@ -836,11 +836,12 @@ def main(argv: list[str] | None = None) -> int:
            md_table(["data", "refs", "peer", "peer s", "harness s", "ratio", "max abs diff"], rows_a),
            "", "One call per system on both sides, in one process per reference count after one warm-up call per "
            "tool (last row: harness tokenizes and encodes the references once, as "
-           "`harness-score` does). At 527 segments harness takes its numpy path (no numba).",
+           "`harness-score` does). Whether harness takes its compiled or its Python path at 527 segments depends "
+           "on the size of the work (`harness.text.counting._COMPILED_MIN_TOKENS`).",
            "", "### (b) Generated corpora: corpus BLEU 13a from raw text (tokenization included), in-process", "",
            f"Zipfian vocabulary of 50k words, lengths 5-60, punctuation, digits, capitals (seed {SEED}, "
            "`benchmarks/_data/`). Each tool runs in its own process after its inputs are loaded (lists of str); "
-           "harness after one warm-up call on a 30k prefix (numba cache load, thread pool). bleuscore is compared "
+           "harness after one warm-up call on a 30k prefix (kernels, thread pool). bleuscore is compared "
            "with harness's `hf` profile (add-k smoothing, shortest reference), sacrebleu with the default. RSS = "
            "the worker's RSS with the inputs loaded / its peak (`VmHWM`) over all its runs.", "",
            md_table(["segments", "refs", "peer", "peer s (runs)", "harness s (runs)", "ratio", "ratio (CPU s)",
@@ -856,34 +857,34 @@ def main(argv: list[str] | None = None) -> int:
            "", f"`PreparedReferences` keeps {mem['arrays_mb']:,.0f} MB of int64 arrays (ids, offsets, lengths) and "
            f"{mem['vocab_entries']:,} vocabulary entries over its chunks (held as long as the prepared references "
            "live): keeping them is what it is for; streaming is the bounded-memory way.",
-           "", "### Cold start (numba)", "",
-           f"First vs second `harness.corpus_bleu` call in a fresh process, {mid:,} segments x {cold_refs} ref(s) "
-           "(the kernel is used from 400k tokens; below that the numpy path imports no numba):", "",
-           md_table(["numba cache", "import harness s", "first call s", "second call s", "cold-start cost s"],
+           "", "### Cold start (compiled kernels)", "",
+           f"First vs second `harness.corpus_bleu` call in a fresh process, {mid:,} segments x {cold_refs} ref(s): "
+           "with an empty cache the kernels are compiled by numba (once per machine and kernel source), else their "
+           "object code is mapped from the cache (`harness/text/native.py`):", "",
+           md_table(["kernel cache", "import harness s", "first call s", "second call s", "cold-start cost s"],
                     [[k, fmt_s(v["import"]), fmt_s(v["first"]), fmt_s(v["second"]), fmt_s(v["first"] - v["second"])]
-                     for k, v in (("empty (compiles the kernel)", cold["compile"]),
+                     for k, v in (("empty (numba compiles the kernels)", cold["compile"]),
                                   ("on disk (the normal case)", cold["cached"]))]),
            "", "### (c) Whole processes: `harness-score` vs the `sacrebleu` CLI (1 ref, `-f json`)", "",
            md_table(["file", "sacrebleu CLI s (runs)", "harness-score s (runs)", "ratio", "abs diff",
                      "harness-score peak RSS MB", "sacrebleu peak RSS MB"], rows_c),
-           "", f"Wall time of the whole process (`/usr/bin/time -v`, after one warm-up run of harness-score). At "
-           f"{cli_n:,} segments harness-score takes the numpy path (no numba import, no JIT); at {mid:,} it loads "
-           "the cached kernel. sacrebleu prints 10 decimals here (`-w 10`).",
+           "", "Wall time of the whole process (`/usr/bin/time -v`, after one warm-up run of each). harness-score "
+           "maps the cached kernels (no numba, no llvmlite) and streams the files in chunks. sacrebleu prints 10 "
+           "decimals here (`-w 10`).",
            "", "### (d) Sentence BLEU of every segment", "",
            f"sacrebleu: `BLEU(effective_order=True).sentence_score` per segment, timed on {sample:,} evenly spaced "
            f"segments and **extrapolated** to all {mid:,}. harness: statistics once (`segment_statistics`) + "
-           "`harness.bleu.sentence_scores` (vectorised), same options; the sampled scores were compared.", "",
+           "`harness.core.bleu.sentence_scores` (vectorised), same options; the sampled scores were compared.", "",
            md_table(["corpus", "sacrebleu s (extrapolated)", "harness s", "ratio", "harness: statistics s",
                      "harness: sentence_scores s", "harness corpus BLEU s (for comparison)", "max abs diff"], rows_d),
            "", f"### Where the harness time goes ({mid:,} segments x 4 refs, corpus BLEU 13a)", "",
-           f"The stages of `corpus_bleu`, called one by one as `segment_statistics` does, in chunks of "
-           f"{prof['chunk']:,} segments (each stage summed over the chunks; {prof['n_tokens']:,} tokens), median "
-           "of the runs; the sum of the stages is next to a real `corpus_bleu` call:", "",
-           md_table(["stage", "s", "share of total"], rows_p),
-           "", f"Counting kernel single-threaded, whole corpus as one chunk: {fmt_s(prof['kernel_single_thread'])} s. "
-           f"The same chunks ({prof['n_lines']:,} lines) through the string path, which `corpus_bleu` takes below "
-           "the compiled-kernel threshold (and for the intl, zh and char tokenizers): token lists, then a dict "
-           "vocabulary:", "",
+           f"The stages of the compiled path called one by one in one thread, in chunks of {prof['chunk']:,} "
+           "segments as `corpus_bleu` cuts the corpus (each stage summed over the chunks), median of the runs, next "
+           "to a real `corpus_bleu` call (the chunks in a thread per core):", "",
+           md_table(["stage", "s", "share of the one-thread sum"], rows_p),
+           "", f"The same chunks ({prof['n_lines']:,} lines, {prof['n_tokens']:,} tokens) through the Python path, "
+           "which `corpus_bleu` takes for small inputs and without the kernels: token lists, a dict vocabulary, "
+           "numpy counting:", "",
            md_table(["step", "s"], rows_t),
            "", "Checks: " + check.summary() + "."]
     report = "\n".join(out) + "\n"
@@ -900,9 +901,10 @@ def _task_fingerprint(spec: dict[str, Any]) -> dict[str, Any]:
     import hashlib
 
     import harness  # noqa: F401
-    import harness._kernel  # noqa: F401
+    import harness.api  # noqa: F401
     import harness.cli  # noqa: F401
-    import harness.nltk_compat  # noqa: F401
+    import harness.core.nltk_replay  # noqa: F401
+    import harness.text._kernels  # noqa: F401
 
     files = sorted({Path(m.__file__).name: Path(m.__file__) for name, m in sys.modules.items()
                     if name.split(".")[0] == "harness" and getattr(m, "__file__", None)}.items())

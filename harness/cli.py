@@ -30,8 +30,8 @@ from .core.resampling import MAX_SEED
 from .core.signature import signature, split_signature
 from .core.stats import SegmentStats
 from .errors import ConfigError, HarnessError
-from .text.pipeline import systems_statistics
-from .text.reading import STDIN, check_parallel, read_stdin, read_text
+from .text.pipeline import files_statistics
+from .text.reading import STDIN, Source
 from .version import __version__
 
 PROG = "harness-score"
@@ -133,20 +133,21 @@ def _system_names(paths: Sequence[str]) -> list[str]:
 
 
 def score_files(args: argparse.Namespace, opts: BleuOptions) -> list[System]:
-    """Read, check and count every hypothesis (statistics only; scores are computed by the caller)."""
+    """Read, check and count every hypothesis (statistics only; scores are computed by the caller). Large files
+    are read in chunks and only their statistics kept (:func:`harness.text.pipeline.files_statistics`); the
+    errors and warnings are those of reading each file whole."""
     from .text.tokenizers import check_usable
 
     check_usable(str(opts.tokenize))
-    refs = [read_text(p) for p in args.refs]
-    hyps = [read_text(p) for p in args.input] if args.input else [read_stdin()]
-    check_parallel([*refs, *hyps])
-    for text in (*refs, *hyps):
+    refs = [Source.of_path(p) for p in args.refs]
+    hyps = [Source.of_path(p) for p in args.input] if args.input else [Source.of_stdin()]
+    result = files_statistics(refs, hyps, opts)
+    for text in (*result.references, *result.hypotheses):
         for warning in text.warnings:
             print(f"{PROG}: warning: {text.path}: {warning}", file=sys.stderr)
-    statistics = systems_statistics([h.lines for h in hyps], [r.lines for r in refs], opts)
     paths = args.input or [STDIN]
     names = _system_names(args.input) if args.input else ["stdin"]
-    return [System(name, path, st) for name, path, st in zip(names, paths, statistics)]
+    return [System(name, path, st) for name, path, st in zip(names, paths, result.statistics)]
 
 
 def sacrebleu_fields(score: BleuScore, width: int) -> dict[str, Any]:

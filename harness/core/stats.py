@@ -103,10 +103,29 @@ class SegmentStats:
         ).astype(np.float64, copy=False)
 
 
+#: Rows per block of :func:`effective_ref_len`: its temporaries stay a few MB however many segments there are.
+_BLOCK_ROWS = 1 << 16
+
+
 def effective_ref_len(
     hyp_len: NDArray[np.int64], ref_lens: NDArray[np.int64], rule: RefLengthRule
 ) -> NDArray[np.float64]:
-    """See :meth:`SegmentStats.ref_len`; segments without any reference are an error upstream."""
+    """See :meth:`SegmentStats.ref_len`; segments without any reference are an error upstream. Computed in blocks
+    of :data:`_BLOCK_ROWS` segments (the same numbers; a million segments with four references would otherwise
+    need several temporary arrays of 32 MB)."""
+    if rule not in REF_LENGTH_RULES:
+        raise ConfigError("ref_length", f"unknown reference-length rule {rule!r}", REF_LENGTH_RULES)
+    n = hyp_len.shape[0]
+    if n <= _BLOCK_ROWS:
+        return _effective_ref_len(hyp_len, ref_lens, rule)
+    out = np.empty(n, dtype=np.float64)
+    for start in range(0, n, _BLOCK_ROWS):
+        stop = min(n, start + _BLOCK_ROWS)
+        out[start:stop] = _effective_ref_len(hyp_len[start:stop], ref_lens[start:stop], rule)
+    return out
+
+
+def _effective_ref_len(hyp_len: NDArray[np.int64], ref_lens: NDArray[np.int64], rule: str) -> NDArray[np.float64]:
     present = ref_lens >= 0
     if rule == "closest":
         diff = np.where(present, np.abs(ref_lens - hyp_len[:, None]), np.iinfo(np.int64).max)
@@ -117,7 +136,5 @@ def effective_ref_len(
         return np.where(present, ref_lens, np.iinfo(np.int64).max).min(
             axis=1, initial=np.iinfo(np.int64).max
         ).astype(np.float64)
-    if rule == "average":
-        count = present.sum(axis=1)
-        return np.where(present, ref_lens, 0).sum(axis=1) / np.maximum(count, 1)
-    raise ConfigError("ref_length", f"unknown reference-length rule {rule!r}", REF_LENGTH_RULES)
+    count = present.sum(axis=1)  # average
+    return np.where(present, ref_lens, 0).sum(axis=1) / np.maximum(count, 1)

@@ -1,22 +1,11 @@
 """Counting n-gram statistics of token ids: references encoded once, hypotheses counted against them.
 
-Tokens become integer ids from a vocabulary built on the references only (a hypothesis token unknown to the
-references gets id ``-1`` and can never match). Per segment and order, clipped matches ``sum_g min(count_hyp(g),
-max_k count_ref_k(g))`` and totals are counted by one of two exact paths, chosen by the caller (``compiled``):
-
-- a numba kernel (:mod:`._count_kernel`, ``cache=True``): per segment and order a small open-addressing hash
-  table of the reference n-grams keeps the maximum count over references, then the hypothesis n-grams stream
-  through it; an occurrence counts while its running count does not exceed that maximum. It releases the GIL
-  and runs over segment ranges in threads. Loading it costs about a second per process;
-- numpy (sorting instead of hashing): no compilation, the fast path for small inputs.
-
-``compiled=None`` decides by the size of the work (:func:`use_compiled`), never by what ran before.
+Two exact paths, chosen by the caller (``compiled``): the compiled kernel (:mod:`.native`) and numpy, the
+fallback and the oracle of the tests. Must never depend on what ran before in the process.
 """
 
 from __future__ import annotations
 
-import os
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from itertools import chain, repeat
 from typing import Any, Sequence
@@ -27,14 +16,20 @@ from numpy.typing import NDArray
 from ..core.stats import SegmentStats
 from ..errors import ConfigError
 
+# Tokens become integer ids from a vocabulary built on the references only (a hypothesis token unknown to the
+# references gets id -1 and can never match). Per segment and order, clipped matches
+# ``sum_g min(count_hyp(g), max_k count_ref_k(g))`` and totals are counted by
+# - the compiled kernel (._kernels.count): per segment and order a small open-addressing hash table of the
+#   reference n-grams keeps the maximum count over references, then the hypothesis n-grams stream through it; an
+#   occurrence counts while its running count does not exceed that maximum. It releases the GIL;
+# - numpy (sorting instead of hashing, count_numpy).
+
 TokenLists = Sequence[Sequence[str]]
 
-# Segments per thread-pool task: below this the kernel runs in the calling thread.
-_PARALLEL_MIN_SEGMENTS = 20_000
-# Below this many tokens (hypothesis + references) the numpy path is used, unless the compiled kernel is loaded
-# already (see prefer_compiled): importing numba and loading its cached kernel costs ~1 s, far more than counting
-# one test set of a few thousand segments with numpy.
-_NUMBA_MIN_TOKENS = 400_000
+# Below this many tokens (all streams of all systems) the Python path is used: loading the compiled kernels costs
+# ~40 ms per process (llvmlite and the class table, benchmarks/RESULTS.md), which the Python tokenizers and numpy
+# counting repay below a few thousand lines.
+_COMPILED_MIN_TOKENS = 20_000
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -46,16 +41,18 @@ _NUMBA_MIN_TOKENS = 400_000
 class EncodedReferences:
     """A reference set encoded once and reused for every hypothesis stream scored against it.
 
-    ``ids`` holds every reference token, segment-major (segment 0: ref 0, ref 1, ...; segment 1: ...);
-    reference ``k`` of segment ``i`` is ``ids[offsets[i * R + k] : offsets[i * R + k + 1]]``;
+    ``ids`` holds every reference token, segment-major (``layout="segment"``: segment 0: ref 0, ref 1, ...;
+    segment 1: ...; reference ``k`` of segment ``i`` is ``ids[offsets[i * R + k] : offsets[i * R + k + 1]]``)
+    or stream-major (``layout="stream"``, as the compiled path encodes them: ``offsets[k * n + i]``);
     ``lengths[i, k]`` is its length, ``-1`` when absent. ``vocab`` maps reference tokens to ids: a dict when
-    built from token lists here, a :class:`harness.token_ids.TokenTable` when built from raw text there.
+    built from token lists here, a :class:`harness.text.token_ids.TokenTable` when built from raw text there.
     """
 
     ids: NDArray[np.int64]
     offsets: NDArray[np.int64]
     lengths: NDArray[np.int64]
     vocab: Any
+    layout: str = "segment"
 
     def __len__(self) -> int:
         return int(self.lengths.shape[0])
@@ -108,17 +105,18 @@ def encode_hypotheses(
 # The counting kernel
 # --------------------------------------------------------------------------------------------------------------
 
-def kernel():  # noqa: ANN201 - returns a numba dispatcher
-    """The compiled counting kernel (compiled once per machine, then loaded from numba's cache)."""
-    from ._count_kernel import count_ngrams
+def kernel_available() -> bool:
+    """Whether the compiled kernels load in this process (:mod:`.native`; loads them)."""
+    from . import native
 
-    return count_ngrams
+    return native.kernels() is not None
 
 
 def use_compiled(expected_tokens: int, compiled: bool | None = None) -> bool:
-    """Whether to count with the compiled kernel: ``compiled`` when given, else whether the work (all streams
-    of all systems together, in tokens) is large enough to repay loading it (~1 s per process)."""
-    return bool(compiled) if compiled is not None else expected_tokens >= _NUMBA_MIN_TOKENS
+    """Whether to take the compiled path: ``compiled`` when given, else whether the work (all streams of all
+    systems together, in tokens) is large enough to repay loading the kernels (~40 ms per process). Either
+    path gives the same statistics; without loadable kernels the Python path is taken regardless."""
+    return bool(compiled) if compiled is not None else expected_tokens >= _COMPILED_MIN_TOKENS
 
 
 def tokens_of_text(characters: int) -> int:
@@ -142,33 +140,14 @@ def count_encoded(h_ids: NDArray[np.int64], h_off: NDArray[np.int64], references
         raise ConfigError("max_ngram_order", f"must be >= 1, got {max_order}")
     if h_off.shape[0] - 1 != len(references):
         raise ValueError(f"{h_off.shape[0] - 1} hypotheses but {len(references)} reference segments")
-    if use_compiled(h_ids.size + references.ids.size, compiled):
-        matches, totals = _count_numba(h_ids, h_off, references, max_order)
+    if use_compiled(h_ids.size + references.ids.size, compiled) and kernel_available():
+        from .token_ids import count_ids
+
+        matches, totals = count_ids(h_ids, h_off, references, max_order)
     else:
         matches, totals = count_numpy(h_ids, h_off, references, max_order)
     hyp_len = np.diff(h_off)
     return SegmentStats(hyp_len, references.lengths.copy(), matches, totals)
-
-
-def _count_numba(h_ids: NDArray[np.int64], h_off: NDArray[np.int64], references: EncodedReferences,
-                 max_order: int) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
-    """The compiled kernel, over segment ranges in threads (it releases the GIL)."""
-    n = h_off.shape[0] - 1
-    matches = np.zeros((n, max_order), dtype=np.int64)
-    totals = np.zeros((n, max_order), dtype=np.int64)
-    count = kernel()
-    r = references.n_refs
-    workers = min(os.cpu_count() or 1, 4)
-    if n < _PARALLEL_MIN_SEGMENTS or workers < 2:
-        count(h_ids, h_off, references.ids, references.offsets, r, max_order, 0, n, matches, totals)
-        return matches, totals
-    bounds = np.linspace(0, n, workers + 1).astype(np.int64)
-    with ThreadPoolExecutor(workers) as pool:
-        jobs = [pool.submit(count, h_ids, h_off, references.ids, references.offsets, r, max_order,
-                            int(bounds[j]), int(bounds[j + 1]), matches, totals) for j in range(workers)]
-        for job in jobs:
-            job.result()
-    return matches, totals
 
 
 def count_numpy(h_ids: NDArray[np.int64], h_off: NDArray[np.int64], references: EncodedReferences,
@@ -183,6 +162,8 @@ def count_numpy(h_ids: NDArray[np.int64], h_off: NDArray[np.int64], references: 
     """
     n_seg = h_off.shape[0] - 1
     n_refs = references.n_refs
+    if references.layout == "stream":
+        references = _segment_major(references)
     h_len, r_len = np.diff(h_off), np.diff(references.offsets)
     unknown = len(references.vocab)
     tokens = np.concatenate([np.where(h_ids < 0, unknown, h_ids), references.ids])
@@ -214,3 +195,15 @@ def count_numpy(h_ids: NDArray[np.int64], h_off: NDArray[np.int64], references: 
         clipped = np.where(ref_keys[at] == hyp_keys, np.minimum(hyp_counts, ref_max[at]), 0)
         matches[:, n - 1] = np.bincount(hyp_keys // width, weights=clipped, minlength=n_seg).astype(np.int64)
     return matches, totals.astype(np.int64)
+
+
+def _segment_major(references: EncodedReferences) -> EncodedReferences:
+    """The same references in the segment-major layout (for :func:`count_numpy`)."""
+    n, r = references.lengths.shape
+    starts = references.offsets[:-1].reshape(r, n).T.reshape(-1)
+    ends = references.offsets[1:].reshape(r, n).T.reshape(-1)
+    sizes = ends - starts
+    offsets = np.zeros(sizes.size + 1, dtype=np.int64)
+    np.cumsum(sizes, out=offsets[1:])
+    index = np.repeat(starts - offsets[:-1], sizes) + np.arange(int(offsets[-1]))
+    return EncodedReferences(references.ids[index], offsets, references.lengths, references.vocab, "segment")

@@ -3,9 +3,9 @@
 It is tested token for token against sacrebleu; its speed against sacrebleu's is measured by
 ``benchmarks/bench_tokenizers.py`` (results in benchmarks/RESULTS.md).
 
-Scoring large inputs with ``13a`` or ``none`` does not come here: with the compiled kernels,
-:mod:`.token_ids` goes from text straight to token ids (no token strings, no lists).  This module serves every other case
-and is the reference those ids are tested against.
+Scoring does not come here when the compiled kernels take the work (:mod:`.token_ids`: every built-in tokenizer,
+straight from text to token ids, no token strings, no lists). This module serves every other case (small inputs,
+the optional tokenizers, machines without the kernels) and is the reference those ids are tested against.
 
 What is reproduced
 ------------------

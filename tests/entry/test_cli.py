@@ -257,7 +257,15 @@ def test_invalid_utf8_names_file_line_and_byte(tmp_path):
 
 
 def test_does_not_import_mlflow_hydra_or_pandas():
-    """Start-up stays light on every path (plain, JSON, paired test, confidence, sentence level)."""
+    """Start-up stays light on every path (plain, JSON, paired test, confidence, sentence level): no mlflow, Hydra,
+    pandas or matplotlib, and, once the compiled kernels are cached on this machine, no numba, scipy or (on
+    x86-64 Linux) llvmlite either (the demo's files take the compiled path)."""
+    from harness.text import native
+
+    heavy = ["mlflow", "hydra", "omegaconf", "pandas", "matplotlib"]
+    kern = native.kernels()  # compiles and caches them if this machine has not yet
+    if kern is not None:
+        heavy += ["numba", "scipy"] + (["llvmlite"] if native._elf_supported() else [])
     calls = [[REF_C, "-i", SYS["Nemo"]], [REF_C, "-i", SYS["Nemo"], "-f", "json"],
              [REF_C, "-i", SYS["Nemo"], SYS["UEdin"], "--paired-bs", "--n-samples", "50"],
              [REF_C, "-i", SYS["Nemo"], "--confidence", "--n-samples", "50"],
@@ -265,7 +273,21 @@ def test_does_not_import_mlflow_hydra_or_pandas():
     code = ("import json, sys; from harness.cli import main\n"
             f"for argv in {calls!r}:\n"
             "    assert main(argv) == 0, argv\n"
-            "bad = [m for m in ('mlflow', 'hydra', 'omegaconf', 'pandas', 'matplotlib') if m in sys.modules]\n"
-            "print(json.dumps(bad))")
+            f"bad = [m for m in {heavy!r} if m in sys.modules]\n"
+            "from harness.text import native\n"
+            "print(json.dumps([bad, native.kernels() is not None]))")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
-    assert json.loads(proc.stdout.splitlines()[-1]) == []
+    assert json.loads(proc.stdout.splitlines()[-1]) == [[], kern is not None]
+
+
+def test_a_bom_and_crlf_file_is_scored_with_one_note_each(tmp_path):
+    """A Windows-style hypothesis (BOM, CRLF) streams through the compiled path: read_text's two notes, once each
+    on stderr (and as a logged warning), and the score of its cleaned lines."""
+    data = Path(SYS["Nemo"]).read_bytes()
+    windows = tmp_path / "nemo-windows.txt"
+    windows.write_bytes(b"\xef\xbb\xbf" + data.replace(b"\n", b"\r\n"))
+    proc = run(REF_C, "-i", str(windows), "-b", "-w", "10")
+    assert proc.stdout == run(REF_C, "-i", SYS["Nemo"], "-b", "-w", "10").stdout
+    notes = [line for line in proc.stderr.splitlines() if line.startswith("harness-score: warning: ")]
+    assert notes == [f"harness-score: warning: {windows}: UTF-8 BOM removed",
+                     f"harness-score: warning: {windows}: CRLF line endings converted to LF"]

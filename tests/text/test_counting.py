@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harness.core.stats import SegmentStats, effective_ref_len
-from harness.text import counting
+from harness.text import counting, token_ids
 from harness.text.counting import count_statistics, encode_references
 
 PATHS = [pytest.param(True, id="compiled"), pytest.param(False, id="numpy")]
@@ -78,16 +78,6 @@ def test_statistics_are_additive_over_splits(segments, data):
     assert np.array_equal(whole.matrix().sum(0), parts.matrix().sum(0))
 
 
-def test_parallel_path_equals_serial(monkeypatch, wmt21):
-    hyps = [h.split() for h in wmt21["systems"]["Nemo"]] * 8
-    refs = [[r.split() for r in lines] * 8 for lines in wmt21["refs"].values()]
-    serial = compute_statistics(hyps, refs, compiled=True)
-    monkeypatch.setattr(counting, "_PARALLEL_MIN_SEGMENTS", 100)
-    parallel = compute_statistics(hyps, refs, compiled=True)
-    assert np.array_equal(serial.matches, parallel.matches)
-    assert np.array_equal(serial.totals, parallel.totals)
-
-
 @pytest.mark.parametrize("compiled", PATHS)
 def test_unknown_hypothesis_tokens_never_match(compiled):
     got = compute_statistics([["x", "y", "x", "y"]], [[["a", "b"]]], 2, compiled)
@@ -124,7 +114,7 @@ def test_numpy_path_equals_numba_kernel(segments, order):
     refs = counting.encode_references(streams)
     h_ids, h_off = counting.encode_hypotheses(hyps, refs.vocab)
     m1, t1 = counting.count_numpy(h_ids, h_off, refs, order)
-    m2, t2 = counting._count_numba(h_ids, h_off, refs, order)
+    m2, t2 = token_ids.count_ids(h_ids, h_off, refs, order)
     assert np.array_equal(m1, m2) and np.array_equal(t1, t2)
 
 
@@ -138,7 +128,25 @@ def test_both_paths_on_real_data(wmt21):
 
 def test_the_path_is_decided_by_size_not_by_history():
     assert counting.use_compiled(10) is False and counting.use_compiled(10, compiled=True) is True
-    assert counting.use_compiled(counting._NUMBA_MIN_TOKENS) is True
-    assert counting.use_compiled(counting._NUMBA_MIN_TOKENS, compiled=False) is False
-    counting.kernel()  # loading the kernel changes nothing about later decisions
+    assert counting.use_compiled(counting._COMPILED_MIN_TOKENS) is True
+    assert counting.use_compiled(counting._COMPILED_MIN_TOKENS, compiled=False) is False
+    assert counting.kernel_available()  # loading the kernels changes nothing about later decisions
     assert counting.use_compiled(10) is False
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(segment, min_size=1, max_size=8), st.integers(1, 6))
+def test_stream_major_references_count_alike(segments, order):
+    """The compiled path's references (stream-major) count as the segment-major ones, on both paths."""
+    hyps, streams = build(segments)
+    refs = counting.encode_references(streams)
+    n, r = refs.lengths.shape
+    starts = refs.offsets[:-1].reshape(n, r).T.reshape(-1)
+    sizes = refs.offsets[1:].reshape(n, r).T.reshape(-1) - starts
+    offsets = np.concatenate([[0], np.cumsum(sizes)])
+    ids = np.concatenate([refs.ids[a:a + b] for a, b in zip(starts, sizes)] + [np.zeros(0, np.int64)])
+    stream = counting.EncodedReferences(ids, offsets, refs.lengths, refs.vocab, layout="stream")
+    h_ids, h_off = counting.encode_hypotheses(hyps, refs.vocab)
+    expected = counting.count_numpy(h_ids, h_off, refs, order)
+    for got in (counting.count_numpy(h_ids, h_off, stream, order), token_ids.count_ids(h_ids, h_off, stream, order)):
+        assert np.array_equal(got[0], expected[0]) and np.array_equal(got[1], expected[1])

@@ -182,3 +182,67 @@ def test_safe_name_accepts() -> None:
         assert safe_name(good, "x") == good
 
 
+
+
+# ------------------------------------------------------------------------------------------------ in chunks
+
+
+def _lines_end():
+    from harness.text import native
+
+    kern = native.kernels()
+    if kern is None:
+        pytest.skip("compiled kernels unavailable")
+    return kern.lines_end
+
+
+@pytest.mark.parametrize("data", [
+    b"one\ntwo two\n\nfour\n", b"one\ntwo", b"\xef\xbb\xbfone\r\ntwo\r\n", b"\xef\xbb\xbfx", b"a\r\n\r\nb",
+    b"\n", b"\n\n", "\u00e4\u4e2d\U0001f600 \u00e4\n\u4e2d\n".encode(), b"long " * 300 + b"\nshort\n",
+], ids=["plain", "no-final-newline", "bom-crlf", "bom-one-line", "crlf-empty-line", "one-empty-line",
+        "two-empty-lines", "multi-byte", "long-line"])
+def test_line_chunks_cut_the_lines_read_text_gives(tmp_path: Path, data: bytes) -> None:
+    """Whatever the read size (down to one byte: a CRLF or a multi-byte character split between two reads) and the
+    lines asked for, the chunks are whole lines, in order, and the BOM, CRLF and final-newline decisions are
+    read_text's."""
+    from harness.text.reading import LineChunks, Source
+
+    p = write(tmp_path / "f.txt", data)
+    whole = read_text(p)
+    for block in (1, 2, 3, 5, 64):
+        for n in (1, 2, 3, 100):
+            chunks = LineChunks(Source.of_path(p), _lines_end(), block=block)
+            pieces, counts = [], []
+            while True:
+                piece, lines = chunks.take(n)
+                if not lines:
+                    assert not bytes(piece) and chunks.exhausted
+                    break
+                pieces.append(bytes(piece))
+                counts.append(lines)
+            assert all(c == n for c in counts[:-1]) and 0 < counts[-1] <= n
+            assert b"".join(pieces) == data[3:] if whole.bom else b"".join(pieces) == data
+            assert all(piece.endswith(b"\n") for piece in pieces[:-1])
+            assert [piece.count(b"\n") + (not piece.endswith(b"\n")) for piece in pieces] == counts
+            summary = chunks.summary(whole.n_empty, log_notes=False)
+            assert (summary.n_lines, summary.bom, summary.crlf, summary.final_newline, summary.warnings) == (
+                whole.n_lines, whole.bom, whole.crlf, whole.final_newline, whole.warnings)
+
+
+def test_line_chunks_hand_back_what_only_the_whole_file_reading_can_report(tmp_path: Path) -> None:
+    """An empty or BOM-only file, a BOM in strict mode, a missing file or a directory: NotStreamable, and
+    Source.read gives read_text's error."""
+    from harness.text.reading import LineChunks, NotStreamable, Source
+
+    cases = [(write(tmp_path / "empty.txt", b""), False), (write(tmp_path / "bom.txt", b"\xef\xbb\xbf"), False),
+             (write(tmp_path / "strict.txt", b"\xef\xbb\xbfa\n"), True), (tmp_path / "missing.txt", False),
+             (tmp_path, False)]
+    for path, strict in cases:
+        source = Source.of_path(path)
+        with pytest.raises(NotStreamable):
+            LineChunks(source, _lines_end(), strict=strict)
+        with pytest.raises(InputError) as err:
+            source.read(strict=strict)
+        with pytest.raises(InputError) as expected:
+            read_text(path, strict=strict)
+        assert str(err.value) == str(expected.value) and vars(err.value) == vars(expected.value)

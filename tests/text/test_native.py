@@ -1,0 +1,106 @@
+"""Loading the compiled kernels (harness.text.native): from the object cache without numba, by either loader, never
+at the price of a crash, and not at all when disabled (the Python path then gives the same numbers)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import harness
+from harness.core.options import make_options
+from harness.text import native, token_ids
+from harness.text.counting import count_numpy, encode_hypotheses, encode_references
+
+pytestmark = pytest.mark.skipif(native.kernels() is None, reason="compiled kernels unavailable")
+
+
+def cached() -> tuple[bytes, dict]:
+    """The object code and manifest of this machine's key (written when the kernels were first loaded)."""
+    native.kernels()
+    files = {p.suffix: p for p in native.cache_files()}
+    return files[".o"].read_bytes(), json.loads(files[".json"].read_bytes())
+
+
+def test_a_fresh_process_loads_the_object_code_without_numba() -> None:
+    """What harness-score pays per process: no numba, and on x86-64 Linux no llvmlite either."""
+    cached()
+    code = ("import sys\nfrom harness.text import native\nk = native.kernels()\n"
+            "print(k.source, 'numba' in sys.modules, 'llvmlite' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    expected = ["elf", "False", "False"] if native._elf_supported() else ["mcjit", "False", "True"]
+    assert out == expected
+
+
+@pytest.mark.parametrize("loader", ["elf", "mcjit"])
+def test_both_loaders_count_as_numpy_does(monkeypatch, loader: str) -> None:
+    """Each loader's kernels, used by the pipeline, give the statistics of the numpy path."""
+    if loader == "elf" and not native._elf_supported():
+        pytest.skip("the ELF loader is for x86-64 Linux")
+    obj, manifest = cached()
+    assert loader in manifest["loaders"]
+    kern = native.load_object(obj, manifest, loader)
+    assert kern.source == loader
+    monkeypatch.setattr(native, "_loaded", kern)
+    hyps = [["a", "b", "c", "a", "b"], ["x", "y"], []]
+    refs = encode_references([[["a", "b", "a", "b", "c"], ["y", "x"], ["z"]], [["c", "a", "b"], None, []]])
+    h_ids, h_off = encode_hypotheses(hyps, refs.vocab)
+    got = token_ids.count_ids(h_ids, h_off, refs, 4)
+    expected = count_numpy(h_ids, h_off, refs, 4)
+    assert np.array_equal(got[0], expected[0]) and np.array_equal(got[1], expected[1])
+    table = token_ids.TokenTable.empty()
+    ids, offsets = token_ids.encode_lines(["Hello, world!", "1.5 a..5"], make_options(), table, insert=True)
+    assert table.decode(ids, offsets) == [["Hello", ",", "world", "!"], ["1.5", "a", ".", ".5"]]
+
+
+def test_a_symbol_that_cannot_be_resolved_is_refused_before_anything_runs(monkeypatch) -> None:
+    obj, manifest = cached()
+    with pytest.raises(RuntimeError, match="unresolved symbols in the cached kernels: harness_no_such_symbol"):
+        native.load_object(obj, {**manifest, "undefined": [*manifest["undefined"], "harness_no_such_symbol"]},
+                           "mcjit")
+    if native._elf_supported():
+        monkeypatch.setattr(native, "_symbols", lambda names: {})
+        with pytest.raises(RuntimeError, match="unresolved symbol"):
+            native.load_object(obj, manifest, "elf")
+
+
+def test_new_object_code_is_tried_in_a_child_first(tmp_path) -> None:
+    """The manifest records the loaders that loaded and ran the code in a child process; code that does not
+    (here: truncated) gets none, and is never mapped into a process that matters."""
+    obj, manifest = cached()
+    manifest = {k: v for k, v in manifest.items() if k != "loaders"}
+    native._write(tmp_path / "good", "k", obj, manifest)
+    native._write(tmp_path / "bad", "k", obj[: len(obj) // 2], manifest)
+    good = json.loads((tmp_path / "good" / "harness_kernels-k.json").read_bytes())["loaders"]
+    bad = json.loads((tmp_path / "bad" / "harness_kernels-k.json").read_bytes())["loaders"]
+    assert good == (["elf", "mcjit"] if native._elf_supported() else ["mcjit"]) and bad == []
+    assert (tmp_path / "good" / "harness_kernels-k.o").read_bytes() == obj
+
+
+def test_the_key_is_the_source_the_versions_and_the_cpu(monkeypatch, tmp_path) -> None:
+    key = native.cache_key()
+    assert key == native.cache_key() and len(key) == 24
+    source = tmp_path / "_kernels.py"
+    source.write_bytes(native._SOURCE.read_bytes() + b"\n# changed\n")
+    monkeypatch.setattr(native, "_SOURCE", source)
+    assert native.cache_key() != key
+    monkeypatch.setattr(native, "_SOURCE", native._HERE / "_kernels.py")
+    monkeypatch.setattr(native, "_cpu", lambda: "another cpu")
+    assert native.cache_key() != key
+
+
+def test_disabled_kernels_leave_the_python_path_with_the_same_numbers(monkeypatch, wmt21) -> None:
+    refs = [wmt21["refs"][r] for r in sorted(wmt21["refs"])]
+    hyps = wmt21["systems"]["Nemo"] * 4  # large enough to take the compiled path when it can
+    refs = [r * 4 for r in refs]
+    compiled = harness.corpus_bleu(hyps, refs)
+    monkeypatch.setenv("HARNESS_NATIVE", "0")
+    monkeypatch.setattr(native, "_loaded", None)
+    assert native.kernels() is None and not token_ids.usable(make_options(), True)
+    python = harness.corpus_bleu(hyps, refs)
+    assert (python.counts, python.totals, python.hyp_len, python.ref_len) == (
+        compiled.counts, compiled.totals, compiled.hyp_len, compiled.ref_len)
+    assert python.score == pytest.approx(compiled.score, rel=1e-12, abs=0)
