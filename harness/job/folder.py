@@ -142,6 +142,8 @@ class JobFolder:
 
     def release(self) -> None:
         if self._lock_fd is not None:
+            with contextlib.suppress(OSError):  # a job that ends normally leaves no holder to be "taken over" from
+                os.ftruncate(self._lock_fd, 0)
             with contextlib.suppress(OSError):
                 fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
             with contextlib.suppress(OSError):  # closed even if unlocking failed (closing releases the lock too)

@@ -183,6 +183,28 @@ def test_a_killed_holder_lets_go_and_its_leftovers_are_removed(tmp_path):
         job.release()
 
 
+def test_a_released_folder_has_no_holder_to_take_over(tmp_path, caplog):
+    """A job that ends normally leaves an empty lock file: the next run takes the folder silently; only a holder
+    that died with the lock is named as taken over."""
+    folder = tmp_path / "job"
+    first = JobFolder(folder, job="exp/job")
+    first.lock()
+    assert json.loads((folder / LOCK).read_text())["pid"] == os.getpid()
+    first.release()
+    assert (folder / LOCK).read_bytes() == b""
+    caplog.set_level("INFO", logger="harness.job.folder")
+    second = JobFolder(folder, job="exp/job")
+    second.lock()
+    second.release()
+    assert "taking over" not in caplog.text
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    (folder / LOCK).write_text(json.dumps({"pid": int(dead.stdout), "host": socket.gethostname(), "started": "x"}))
+    third = JobFolder(folder, job="exp/job")
+    third.lock()
+    third.release()
+    assert f"from pid {int(dead.stdout)}, which is no longer running" in caplog.text
+
+
 def test_begin_keeps_temporaries_of_live_writers(job):
     (job.path / ".staging-20260101T000000Z-abcdef" / "sub").mkdir(parents=True)
     live = job.path / f".report.md.{host_tag()}-{os.getpid()}.0123abcd.tmp"
