@@ -140,11 +140,11 @@ def timed(fn: Callable[[], Any], repeats: int) -> dict[str, Any]:
 
 
 def _warm() -> None:
-    """Import everything and load the numba kernel (>= 400k tokens takes the compiled path)."""
+    """Import everything and load the compiled kernels (a large input takes the compiled path)."""
     import harness
-    from harness.stats import _kernel
+    from harness.text import native
 
-    _kernel()
+    native.kernels()
     harness.corpus_bleu(["a b c d e"] * 50_000, [["a b c d f"] * 50_000, ["a b x d e"] * 50_000])
 
 
@@ -153,7 +153,7 @@ def _warm() -> None:
 
 def _task_segments(spec: dict[str, Any]) -> dict[str, Any]:
     import harness
-    from harness.corpus import read_text
+    from harness.text.reading import read_text
 
     d = Path(spec["dir"])
     _warm()
@@ -168,9 +168,10 @@ def _task_segments(spec: dict[str, Any]) -> dict[str, Any]:
 
 
 def _task_systems(spec: dict[str, Any]) -> dict[str, Any]:
-    from harness.bleu import corpus_score, make_options
-    from harness.corpus import read_text
-    from harness.scoring import PreparedReferences
+    from harness.core.bleu import corpus_score
+    from harness.core.options import make_options
+    from harness.text.reading import read_text
+    from harness.text.pipeline import PreparedReferences
 
     d, sys_dir, m = Path(spec["dir"]), Path(spec["systems_dir"]), spec["m"]
     opts = make_options()
@@ -190,9 +191,10 @@ def _task_systems(spec: dict[str, Any]) -> dict[str, Any]:
 
 def _task_variants(spec: dict[str, Any]) -> dict[str, Any]:
     import harness
-    from harness.bleu import corpus_score, make_options
-    from harness.corpus import read_text
-    from harness.scoring import segment_statistics
+    from harness.core.bleu import corpus_score
+    from harness.core.options import make_options
+    from harness.text.reading import read_text
+    from harness.text.pipeline import segment_statistics
 
     d, v = Path(spec["dir"]), spec["v"]
     variants = [make_options(**o) for _, o in VARIANTS[:v]]
@@ -221,7 +223,7 @@ def _task_sharded(spec: dict[str, Any]) -> dict[str, Any]:
     import distributed
 
     import harness
-    from harness.corpus import read_text
+    from harness.text.reading import read_text
     from harness.shards import sharded_corpus_bleu
 
     d = Path(spec["dir"])
@@ -297,7 +299,7 @@ def main(argv: list[str] | None = None) -> int:
         spec = json.loads(args.worker)
         sys.stdout.write(json.dumps(TASKS[spec["task"]](spec)) + "\n")
         return 0
-    from harness.scoring import CHUNK_SEGMENTS
+    from harness.text.pipeline import CHUNK_SEGMENTS
 
     quick = args.quick
     reps = args.repeats or (1 if quick else 3)

@@ -139,15 +139,17 @@ def cli_has_paired() -> bool:
 
 STAND_IN = r"""
 import sys
-from harness.bleu import make_options
-from harness.scoring import systems_statistics
-from harness import significance as sig
+from harness.cli import format_paired_text
+from harness.core import significance as sig
+from harness.core.bleu import score_fn
+from harness.core.options import make_options
+from harness.text.pipeline import systems_statistics
 test, n, ref, *hyps = sys.argv[1:]
 read = lambda p: open(p, encoding="utf-8").read().split("\n")[:-1]
 opts = make_options()
 systems = list(zip(hyps, systems_statistics([read(h) for h in hyps], [read(ref)], opts)))
-res = sig.paired_test(systems, sig.bleu_score_fn(opts), test, int(n))
-sys.stdout.write(sig.format_paired_text(res))
+res = sig.paired_test(systems, score_fn(opts), test, int(n))
+sys.stdout.write(format_paired_text(res))
 """
 
 
@@ -165,9 +167,10 @@ def main(argv: list[str] | None = None) -> int:
     from sacrebleu.metrics.bleu import BLEU
     from sacrebleu.significance import PairedTest
 
-    from harness import significance as sig
-    from harness.bleu import make_options
-    from harness.scoring import systems_statistics
+    from harness.core import significance as sig
+    from harness.core.bleu import score_fn
+    from harness.core.options import make_options
+    from harness.text.pipeline import systems_statistics
 
     n_sys, n_seg = (5, 500) if args.quick else (20, 3000)
     n_bs, n_ar = (1000, 2000) if args.quick else (1000, 10000)
@@ -183,7 +186,7 @@ def main(argv: list[str] | None = None) -> int:
         names = [str(p) for p in hyp_paths]
         named = list(zip(names, systems))
         opts = make_options()
-        fn = sig.bleu_score_fn(opts)
+        fn = score_fn(opts)
 
         def our_stats() -> list[tuple[str, Any]]:
             return list(zip(names, systems_statistics(systems, [refs], opts)))
@@ -251,7 +254,7 @@ def main(argv: list[str] | None = None) -> int:
         clusters = sig.significance_clusters(comps)
         checks.append(f"all pairs (bs): {sum(c.p_value < 0.05 for c in comps)} of {len(comps)} pairs with p < 0.05, "
                       f"{sum(c.p_holm < 0.05 for c in comps)} after Holm (floor {len(comps)}/{n_bs + 1}); "
-                      f"{clusters[-1]['cluster']} clusters on raw p")
+                      f"{clusters[-1].cluster} clusters on raw p")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
