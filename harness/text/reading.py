@@ -191,8 +191,22 @@ def read_stream(stream: BinaryIO, name: str | Path = STDIN, limit: int = MAX_STR
         chunks.append(chunk)
 
 
+def check_stdin() -> None:
+    """Refuse standard input that is a device other than a terminal (``< /dev/zero`` would never end), as
+    :func:`read_bytes` refuses such a path."""
+    try:
+        fd = sys.stdin.fileno()
+        mode = os.fstat(fd).st_mode
+    except (AttributeError, OSError, ValueError):  # no real standard input (replaced, closed): read what it gives
+        return
+    if (stat.S_ISCHR(mode) or stat.S_ISBLK(mode) or stat.S_ISSOCK(mode)) and not os.isatty(fd):
+        raise InputError("standard input is not a regular file or a pipe (a device or socket never ends like a "
+                         "text file)", STDIN, expected="a text file or a pipe", got="a device or socket")
+
+
 def read_stdin(*, strict: bool = False, name: str = STDIN) -> TextFile:
     """Standard input as a :class:`TextFile` (the hypothesis of ``harness-score`` without ``-i``)."""
+    check_stdin()
     return parse_text(read_stream(sys.stdin.buffer), STDIN, strict=strict, name=name)
 
 
@@ -356,6 +370,7 @@ class Source:
     @classmethod
     def of_stdin(cls, name: str = STDIN) -> Source:
         try:
+            check_stdin()
             return cls(Path(STDIN), name, data=read_stream(sys.stdin.buffer))
         except InputError as exc:
             return cls(Path(STDIN), name, error=exc)

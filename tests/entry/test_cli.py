@@ -215,6 +215,12 @@ def test_a_device_is_refused(tmp_path):
                        "like a text file)")
 
 
+def test_a_device_on_standard_input_is_refused_at_once():
+    message = assert_one_line_error(run(REF_C, stdin="/dev/zero", check=False), 1)
+    assert message == ("harness-score: error: <stdin>: standard input is not a regular file or a pipe (a device or "
+                       "socket never ends like a text file)")
+
+
 def test_a_fifo_is_read(tmp_path):
     fifo = tmp_path / "hyp.fifo"
     os.mkfifo(fifo)
