@@ -29,6 +29,7 @@ from .core.options import NLTK_METHODS, PROFILES, REF_LENGTH_RULES, TOKENIZERS, 
 from .core.resampling import MAX_SEED
 from .core.signature import signature, split_signature
 from .core.stats import SegmentStats
+from .arguments import OneLineParser, int_in
 from .errors import ConfigError, HarnessError
 from .text.pipeline import files_statistics
 from .text.reading import STDIN, Source
@@ -39,29 +40,8 @@ PROG = "harness-score"
 JSON_INDENT = 1
 
 
-class _Parser(argparse.ArgumentParser):
-    """Usage errors are one line naming the option (exit status 2)."""
-
-    def error(self, message: str) -> None:  # type: ignore[override]
-        self.exit(2, f"{self.prog}: error: {message}\n")
-
-
-def _int_in(lo: int, hi: int | None, what: str) -> Any:
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected an integer ({what}), got {text!r}") from None
-        if value < lo or (hi is not None and value > hi):
-            bound = f"from {lo} to {hi}" if hi is not None else f">= {lo}"
-            raise argparse.ArgumentTypeError(f"must be {bound} ({what}), got {value}")
-        return value
-
-    return parse
-
-
 def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(
+    p = OneLineParser(
         prog=PROG,
         description="Score hypothesis files against reference files with BLEU (sacrebleu-exact by default).",
         epilog="Several REF files = several references per segment. Without -i the hypothesis is read from standard "
@@ -77,7 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--smooth-method", "-s", default=None,
                    help=f"none, floor, add-k, exp (default); nltk profile: {', '.join(NLTK_METHODS)}")
     g.add_argument("--smooth-value", "-sv", type=float, default=None, help="value for floor / add-k / method1")
-    g.add_argument("--max-ngram-order", type=_int_in(1, 100, "n-gram order"), default=4,
+    g.add_argument("--max-ngram-order", type=int_in(1, 100, "n-gram order"), default=4,
                    help="maximum n-gram order (default 4)")
     g.add_argument("--ref-length", default=None, choices=REF_LENGTH_RULES,
                    help="brevity-penalty reference length rule (default closest)")
@@ -91,14 +71,14 @@ def build_parser() -> argparse.ArgumentParser:
                        help="paired bootstrap resampling against the first -i file (1000 resamples)")
     tests.add_argument("--paired-ar", "-par", action="store_true",
                        help="paired approximate randomization against the first -i file (10000 trials)")
-    t.add_argument("--n-samples", type=_int_in(1, None, "resamples"), default=None,
+    t.add_argument("--n-samples", type=int_in(1, None, "resamples"), default=None,
                    help="resamples / trials (default: 1000 bootstrap, 10000 AR, 1000 for --confidence)")
-    t.add_argument("--seed", type=_int_in(0, MAX_SEED, "seed"), default=None,
+    t.add_argument("--seed", type=int_in(0, MAX_SEED, "seed"), default=None,
                    help="random seed (default: $SACREBLEU_SEED, else 12345)")
     t.add_argument("--confidence", "-ci", action="store_true", help="95%% bootstrap confidence intervals")
     o = p.add_argument_group("output")
     o.add_argument("--format", "-f", default="text", choices=("text", "json", "tsv"), help="output format")
-    o.add_argument("--width", "-w", type=_int_in(0, 20, "decimals"), default=2,
+    o.add_argument("--width", "-w", type=int_in(0, 20, "decimals"), default=2,
                    help="decimals of the printed scores (default 2)")
     o.add_argument("--score-only", "-b", action="store_true", help="print the score only (one line per system)")
     return p

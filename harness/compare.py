@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 from .core.options import OPTION_NAMES, PROFILES, REF_LENGTH_RULES, TOKENIZERS, BleuOptions, make_options
 from .core.resampling import DEFAULT_SEED, MAX_SEED
+from .arguments import OneLineParser, int_in
 from .errors import ConfigError, HarnessError
 from .text.reading import TextFile, check_parallel, read_text
 
@@ -39,31 +40,10 @@ if TYPE_CHECKING:
 PROG = "harness-compare"
 
 
-class _Parser(argparse.ArgumentParser):
-    """Usage errors are one line naming the option (exit status 2)."""
-
-    def error(self, message: str) -> None:  # type: ignore[override]
-        self.exit(2, f"{self.prog}: error: {message}\n")
-
-
-def _int_at_least(lo: int, hi: int | None, what: str) -> Any:
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected an integer ({what}), got {text!r}") from None
-        if value < lo or (hi is not None and value > hi):
-            bound = f"from {lo} to {hi}" if hi is not None else f">= {lo}"
-            raise argparse.ArgumentTypeError(f"must be {bound} ({what}), got {value}")
-        return value
-
-    return parse
-
-
 def build_parser() -> argparse.ArgumentParser:
     from .job.comparison import DEFAULT_EXAMPLES, DEFAULT_SAMPLES, DEFAULT_TOP
 
-    p = _Parser(
+    p = OneLineParser(
         prog=PROG,
         description="Where two systems differ: BLEU by bucket with paired bootstrap intervals, the n-grams each gets "
                     "right or over-produces, the segments that differ most; one self-contained HTML page plus "
@@ -89,7 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--lowercase", "-lc", action="store_true", default=None, help="case-insensitive BLEU")
     g.add_argument("--smooth-method", "-s", default=None, help="none, floor, add-k, exp (default)")
     g.add_argument("--smooth-value", "-sv", type=float, default=None, help="value for floor / add-k")
-    g.add_argument("--max-ngram-order", type=_int_at_least(1, 100, "n-gram order"), default=4,
+    g.add_argument("--max-ngram-order", type=int_in(1, 100, "n-gram order"), default=4,
                    help="maximum n-gram order (default 4)")
     g.add_argument("--ref-length", default=None, choices=REF_LENGTH_RULES,
                    help="brevity-penalty reference length rule (default closest)")
@@ -97,13 +77,13 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--weights", type=float, nargs="+", default=None, help="n-gram weights, one per order")
     g.add_argument("--profile", default="sacrebleu", choices=PROFILES, help="reproduce another tool's numbers")
     t = p.add_argument_group("resampling and lists")
-    t.add_argument("--n-samples", type=_int_at_least(1, None, "resamples"), default=DEFAULT_SAMPLES,
+    t.add_argument("--n-samples", type=int_in(1, None, "resamples"), default=DEFAULT_SAMPLES,
                    help=f"bootstrap resamples (default {DEFAULT_SAMPLES})")
-    t.add_argument("--seed", type=_int_at_least(0, MAX_SEED, "seed"), default=DEFAULT_SEED,
+    t.add_argument("--seed", type=int_in(0, MAX_SEED, "seed"), default=DEFAULT_SEED,
                    help=f"random seed (default {DEFAULT_SEED})")
-    t.add_argument("--top", type=_int_at_least(1, None, "n-grams per list"), default=DEFAULT_TOP,
+    t.add_argument("--top", type=int_in(1, None, "n-grams per list"), default=DEFAULT_TOP,
                    help=f"n-grams per list (default {DEFAULT_TOP})")
-    t.add_argument("--examples", type=_int_at_least(0, None, "examples per list"), default=DEFAULT_EXAMPLES,
+    t.add_argument("--examples", type=int_in(0, None, "examples per list"), default=DEFAULT_EXAMPLES,
                    help=f"segments per example list (default {DEFAULT_EXAMPLES})")
     o = p.add_argument_group("output")
     o.add_argument("-o", "--output", metavar="PAGE.html", default=None,

@@ -42,9 +42,10 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from .arguments import OneLineParser
 from .errors import HarnessError, TrackingError
 from .job.dataset import natural_key
-from .sinks.mlflow import check_server, configure_client, default_uri
+from .sinks.mlflow import all_runs, check_server, configure_client, default_uri
 
 PROG = "harness-history"
 SEGMENT_TABLE = "segment_scores.parquet"
@@ -97,18 +98,6 @@ def experiment_id(client: Any, name: str) -> str:
         raise HistoryError(f"no experiment {name!r} in the tracking store (experiments found: "
                            f"{', '.join(names) or 'none'})")
     return str(found.experiment_id)
-
-
-def all_runs(client: Any, exp_id: str, filter_string: str = "") -> list[Any]:
-    """Every run of an experiment matching ``filter_string`` (all pages)."""
-    out: list[Any] = []
-    token = None
-    while True:
-        page = client.search_runs([exp_id], filter_string=filter_string, max_results=5000, page_token=token)
-        out.extend(page)
-        token = getattr(page, "token", None)
-        if not token:
-            return out
 
 
 def _quote(value: str) -> str | None:
@@ -543,11 +532,8 @@ def plot(path: Path, info: dict[str, Any], versions: Sequence[Version]) -> Path:
 # ----------------------------------------------------------------------------------------------------------------
 
 
-class _Parser(argparse.ArgumentParser):
-    """Usage errors are one line too (``--help`` shows the usage)."""
-
-    def error(self, message: str) -> None:  # type: ignore[override]
-        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
+class _Parser(OneLineParser):
+    hint = " (see --help)"
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -124,6 +124,13 @@ def _check_variant(variant: str, allowed: tuple[str, ...] = VARIANTS) -> None:
         raise ValueError(f"variant must be one of {allowed}, got {variant!r}")
 
 
+def _check_epsilon(epsilon: float, variant: str) -> None:
+    if epsilon < 0:
+        raise ValueError("epsilon must be non-negative")
+    if epsilon > 0 and variant == "c":
+        raise ValueError("non-zero epsilon with tau-c is not supported (as in MTME)")
+
+
 def _groups(a: FloatArray, average_by: str) -> FloatArray:
     """MTME ``stats._Reshape`` of a ``[S, n]`` matrix: rows of the result are the groups."""
     if average_by == "item":
@@ -471,10 +478,7 @@ def kendall_variants(human: ArrayLike, metric: ArrayLike, variant: str = "b", ep
     MTME's, so values equal MTME's (and scipy's for 'b'/'c'). O(n^2) time, bounded memory. NaN for < 2 entries.
     """
     _check_variant(variant)
-    if epsilon < 0:
-        raise ValueError("epsilon must be non-negative")
-    if epsilon > 0 and variant == "c":
-        raise ValueError("non-zero epsilon with tau-c is not supported (as in MTME)")
+    _check_epsilon(epsilon, variant)
     h = _as_float(human, "human", 1)
     m = _as_float(metric, "metric", 1)
     _check_same_shape(h, m, "human and metric")
@@ -538,10 +542,7 @@ def kendall_variants_grouped(
     """
     _check_variant(variant)
     _check_average_by(average_by)
-    if epsilon < 0:
-        raise ValueError("epsilon must be non-negative")
-    if epsilon > 0 and variant == "c":
-        raise ValueError("non-zero epsilon with tau-c is not supported (as in MTME)")
+    _check_epsilon(epsilon, variant)
     m = _as_float(metric, "metric", 2)
     h = _as_float(human, "human", 2)
     _check_same_shape(m, h, "metric and human")

@@ -320,8 +320,10 @@ def _tags(items: Mapping[str, Any]) -> list[Any]:
     return [RunTag(k, "" if v is None else str(v)) for k, v in items.items()]
 
 
-def _search(client: Any, exp_id: str, filter_string: str) -> list[Any]:
-    out, token = [], None
+def all_runs(client: Any, exp_id: str, filter_string: str = "") -> list[Any]:
+    """Every run of an experiment matching ``filter_string`` (all pages)."""
+    out: list[Any] = []
+    token = None
     while True:
         page = client.search_runs([exp_id], filter_string=filter_string, max_results=5000, page_token=token)
         out.extend(page)
@@ -331,7 +333,7 @@ def _search(client: Any, exp_id: str, filter_string: str) -> list[Any]:
 
 
 def _children(client: Any, exp_id: str, parent_id: str) -> list[Any]:
-    return _search(client, exp_id, f"tags.mlflow.parentRunId = '{parent_id}'")
+    return all_runs(client, exp_id, f"tags.mlflow.parentRunId = '{parent_id}'")
 
 
 def mark_dead_parents(client: Any, exp_id: str, job_key: str, folder: str | None = None) -> list[str]:
@@ -340,7 +342,7 @@ def mark_dead_parents(client: Any, exp_id: str, job_key: str, folder: str | None
     runs it there; the same job writing into another folder may be alive)."""
     host = socket.gethostname()
     killed = []
-    for run in _search(client, exp_id, "attributes.status = 'RUNNING' and tags.`harness.job_key` != ''"):
+    for run in all_runs(client, exp_id, "attributes.status = 'RUNNING' and tags.`harness.job_key` != ''"):
         tags = run.data.tags
         if "mlflow.parentRunId" in tags:
             continue
@@ -366,7 +368,7 @@ def delete_earlier_records(client: Any, exp_id: str, job_key: str, keep: str) ->
     """Delete (MLflow's soft delete) every earlier parent of this job and its children; a record still RUNNING is
     kept (the same job running into another folder: :func:`mark_dead_parents` marked the dead ones KILLED)."""
     n = 0
-    for run in _search(client, exp_id, f"tags.`harness.job_key` = '{job_key}'"):
+    for run in all_runs(client, exp_id, f"tags.`harness.job_key` = '{job_key}'"):
         if run.info.run_id == keep or "mlflow.parentRunId" in run.data.tags or run.info.status == "RUNNING":
             continue
         for child in _children(client, exp_id, run.info.run_id):
@@ -379,7 +381,7 @@ def delete_earlier_records(client: Any, exp_id: str, job_key: str, keep: str) ->
 def complete_record(client: Any, exp_id: str, payload: JobPayload) -> str | None:
     """The parent run of an earlier, completely logged run of this very job (FINISHED, with all its nested runs
     FINISHED), or None."""
-    for run in _search(client, exp_id, f"tags.`harness.job_key` = '{payload.key}' and attributes.status = 'FINISHED'"):
+    for run in all_runs(client, exp_id, f"tags.`harness.job_key` = '{payload.key}' and attributes.status = 'FINISHED'"):
         if "mlflow.parentRunId" in run.data.tags:
             continue
         children = _children(client, exp_id, run.info.run_id)
