@@ -167,6 +167,22 @@ def _choose(kind: str, given: str | None, found: Sequence[str], system: str) -> 
                        f"with --{kind}")
 
 
+def _widest_refset(runs: Sequence[Any]) -> str | None:
+    """The reference set with the most references (``nrefs`` of the runs' signatures), if one has more than every
+    other: the default when a job scored each reference alone and all together (``dataset.refsets=each``)."""
+    nrefs: dict[str, int] = {}
+    for r in runs:
+        match = re.search(r"(?:^|\|)nrefs:(\d+)(?:\||$)", r.data.tags.get("signature", ""))
+        if match:
+            name = r.data.tags.get("refset", "")
+            nrefs[name] = max(nrefs.get(name, 0), int(match.group(1)))
+    if not nrefs:
+        return None
+    top = max(nrefs.values())
+    widest = [name for name, n in nrefs.items() if n == top]
+    return widest[0] if len(widest) == 1 and len(nrefs) > 1 else None
+
+
 def select_versions(runs: Sequence[Any], system: str, refset: str | None, variant: str,
                     dataset: str | None = None) -> tuple[list[Version], str]:
     """The newest finished run per version of ``system`` for one refset and variant, in history order.
@@ -191,6 +207,8 @@ def select_versions(runs: Sequence[Any], system: str, refset: str | None, varian
                                f"{', '.join(datasets)})")
     variant = _choose("variant", variant, [r.data.tags.get("variant", "") for r in mine], system)
     mine = [r for r in mine if r.data.tags.get("variant") == variant]
+    if refset is None:
+        refset = _widest_refset(mine)
     refset = _choose("refset", refset, [r.data.tags.get("refset", "") for r in mine], system)
     mine = [r for r in mine if r.data.tags.get("refset") == refset]
 

@@ -413,3 +413,21 @@ def test_compare_writes_the_page_of_the_last_two_versions(tmp_path, runs_with_st
     write_lines(ds / "systems" / "mymodel@4.txt", read_lines(ds / "systems" / "mymodel@2.txt"))
     proc = history(*args({"runs": runs_with_store}, "--refset", REFSET, "--compare", str(page)))
     assert proc.returncode == 2 and "mymodel@4.txt changed since version 4 was scored" in proc.stderr
+
+
+def _tagged(refset: str, nrefs: int) -> object:
+    from types import SimpleNamespace
+
+    signature = f"nrefs:{nrefs}|case:mixed|eff:no|tok:13a|smooth:exp|order:4|reflen:closest|profile:sacrebleu"
+    return SimpleNamespace(data=SimpleNamespace(tags={"refset": refset, "signature": signature}))
+
+
+def test_the_default_refset_is_the_one_with_most_references():
+    """A job with dataset.refsets=each scores every reference alone and all together: without --refset the
+    history follows the full set; with two sets of equal size it cannot choose (the caller then asks)."""
+    from harness.history import _widest_refset
+
+    each = [_tagged("ref-C", 1), _tagged("ref-D", 1), _tagged("ref-C+ref-D", 2), _tagged("ref-C", 1)]
+    assert _widest_refset(each) == "ref-C+ref-D"
+    assert _widest_refset([_tagged("ref-C", 1), _tagged("ref-D", 1)]) is None
+    assert _widest_refset([_tagged("ref-C", 1)]) is None  # one refset: nothing to choose
