@@ -38,6 +38,7 @@ from .human import HumanScores
 from .inputs import Inputs, comparison_pairs
 from .meta_evaluation import rank_variants, wmt_statistics
 from .result import (
+    BEST_VS_EACH,
     BlockSummary,
     Cell,
     Cluster,
@@ -246,7 +247,7 @@ def compare_variants(spec: JobSpec, inputs: Inputs, cells: Sequence[Cell], rows:
         sb, fb, _, _ = inputs_of(other)
         comp = compare_system_correlations(sa, fa, sb, fb, hseg, human_sys=hsys, method="pearson",
                                            n_samples=spec.n_samples, seed=spec.seed, names=(best.name, other.name))
-        out.append(VariantComparison(human.name, "pearson", comp))
+        out.append(VariantComparison(human.name, BEST_VS_EACH, comp))
     return out
 
 

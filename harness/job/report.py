@@ -11,7 +11,7 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 
 from ..core.significance import holm
-from .result import CorrelationResult, JobResult, VariantComparison
+from .result import BEST_VS_EACH, CorrelationResult, JobResult, VariantComparison
 from .result import identical_variants as identical
 
 PAPER_R = {"monolingual": 0.99, "bilingual": 0.96}
@@ -293,6 +293,12 @@ def paper_section(result: JobResult) -> str:
     return "\n".join(out)
 
 
+def best_vs_each(result: JobResult, kind: str) -> list[VariantComparison]:
+    """The best variant's system-level r against each other variant's, for one human kind (not meta_eval's rank
+    tests, which the ranking section reports)."""
+    return [c for c in result.variant_comparisons if c.human_score == kind and c.statistic == BEST_VS_EACH]
+
+
 def variant_comparison_lines(comps: Sequence[VariantComparison]) -> tuple[list[str], list[tuple[str, float]]]:
     """Holm-corrected comparisons of the best variant with every other: rows and (other, adjusted p)."""
     adjusted = holm([c.comparison.p_value for c in comps])
@@ -355,7 +361,7 @@ def discussion(result: JobResult) -> str:
             lines.append(f"- **Segment level ({kind}).** Kendall tau-b of sentence BLEU ({first}) vs segment scores "
                          f"= {with_ci(seg)} on {judged_pairs:,} judged pairs"
                          + (f" of {total:,}" if judged_pairs < total else "") + ".")
-        comps = [c for c in result.variant_comparisons if c.human_score == kind]
+        comps = best_vs_each(result, kind)
         if comps:
             best = comps[0].comparison.a
             _, adjusted = variant_comparison_lines(comps)
@@ -385,11 +391,12 @@ def discussion(result: JobResult) -> str:
 
 
 def comparisons_section(result: JobResult) -> str:
-    if not result.variant_comparisons:
+    kinds = dict.fromkeys(c.human_score for c in result.variant_comparisons if c.statistic == BEST_VS_EACH)
+    if not kinds:
         return ""
     out = ["## Which variant agrees best", ""]
-    for kind in dict.fromkeys(c.human_score for c in result.variant_comparisons):
-        comps = [c for c in result.variant_comparisons if c.human_score == kind]
+    for kind in kinds:
+        comps = best_vs_each(result, kind)
         rows, _ = variant_comparison_lines(comps)
         out += [f"System-level Pearson r ({kind}, MT systems, all references): the best variant against each "
                 f"other, paired bootstrap over segments ({result.spec.n_samples} resamples, both variants on the same "

@@ -92,6 +92,11 @@ class RankingAgreement:
     agreement: Agreement
 
 
+#: ``VariantComparison.statistic`` of the best variant's system-level Pearson r against each other variant's (every
+#: job); ``meta_eval`` adds the rank tests of its statistics, named ``<level>.<statistic>``.
+BEST_VS_EACH = "pearson"
+
+
 @dataclass(frozen=True)
 class VariantComparison:
     """Is variant ``b``'s correlation with the humans different from the best variant ``a``'s?"""

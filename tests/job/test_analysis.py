@@ -214,4 +214,14 @@ def test_meta_eval_ranks_the_variants(tmp_path):
     by = {(r.level, r.statistic, r.variant): r.rank for r in result.rankings}
     assert by[("system", "pearson", "paper")] == by[("system", "pearson", "sacrebleu")]  # identical: one rank
     assert any(c.comparison.test in ("perm_both", "pairs") for c in result.variant_comparisons)
-    assert "## Ranking of the variants" in report.render(result)
+    text = report.render(result)
+    assert "## Ranking of the variants" in text
+    # the best-variant sentence and table hold the best variant against each other once, not the rank tests
+    best_vs_each = [c for c in result.variant_comparisons if c.statistic == "pearson"]
+    best = best_vs_each[0].comparison.a
+    others = [c.comparison.b for c in best_vs_each]
+    assert best not in others and len(others) == len(set(others))
+    line = next(x for x in text.splitlines() if x.startswith("- **Best variant"))
+    assert f"over {len(others)} comparison" in line and line.count(", " + best + ",") == 0
+    table = text.split("## Which variant agrees best", 1)[1].split("\n## ", 1)[0]
+    assert sum(x.startswith(f"| {best} | ") for x in table.splitlines()) == len(others)
