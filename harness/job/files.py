@@ -72,6 +72,11 @@ def host_tag() -> str:
     return hashlib.sha256(socket.gethostname().encode()).hexdigest()[:8]
 
 
+def is_temporary(name: str) -> bool:
+    """Whether ``name`` is a temporary of :func:`temporary_name` (any host or process)."""
+    return _TMP.match(name) is not None
+
+
 def temporary_name(path: Path) -> Path:
     """A unique temporary name beside ``path`` that names this host and process."""
     return path.with_name(f".{path.name}.{host_tag()}-{os.getpid()}.{secrets.token_hex(4)}.tmp")

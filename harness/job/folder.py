@@ -34,7 +34,7 @@ from typing import Any, Iterator, Mapping, Sequence
 
 from ..errors import JobFolderError
 from ..version import __version__
-from .files import OutputError, atomic_write, os_reason, pid_alive, remove_stale_temporaries
+from .files import OutputError, atomic_write, is_temporary, os_reason, pid_alive, remove_stale_temporaries
 
 log = logging.getLogger(__name__)
 
@@ -94,7 +94,9 @@ class JobFolder:
                 raise JobFolderError(path, f"holds an input of this job ({item}); results go to a folder of their "
                                      "own (output_dir=...)")
         if path.is_dir() and not (path / MARKER).exists():
-            foreign = sorted(p.name for p in path.iterdir())
+            # a job starting in this folder right now has its lock and its marker's temporary here, nothing else
+            foreign = sorted(p.name for p in path.iterdir()
+                             if p.name != LOCK and not (p.name.startswith(f".{MARKER}.") and is_temporary(p.name)))
             if foreign:
                 shown = ", ".join(foreign[:5]) + (", ..." if len(foreign) > 5 else "")
                 raise JobFolderError(path, f"holds files the harness did not write ({shown}); pick an empty or new "

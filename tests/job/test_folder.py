@@ -84,6 +84,20 @@ def test_a_new_folder_is_claimed_and_marked(job):
     JobFolder(job.path, job="exp/job-1a2b").check([])  # marked: ours, whatever it holds
 
 
+def test_a_folder_a_job_is_starting_in_is_not_foreign(tmp_path):
+    """Between a starting job's lock and its marker, the folder holds the lock file and the marker's temporary: a
+    second identical job must then find the folder held (the lock), not call it foreign (seen in CI with three
+    identical jobs at once). Any other file still makes the folder foreign."""
+    folder = tmp_path / "job"
+    folder.mkdir()
+    (folder / LOCK).write_text("")
+    (folder / f".{MARKER}.{host_tag()}-12345.0123abcd.tmp").write_text("{}")
+    JobFolder(folder, job="j").check([])
+    (folder / "notes.txt").write_text("mine")
+    with pytest.raises(JobFolderError, match=r"did not write \(notes.txt\)"):
+        JobFolder(folder, job="j").check([])
+
+
 def test_a_folder_that_is_not_ours_is_refused_untouched(tmp_path):
     mine = tmp_path / "thesis"
     mine.mkdir()
