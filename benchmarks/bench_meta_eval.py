@@ -25,7 +25,7 @@ Statistics (each row: every variant, or every pair of variants):
   variants sorted by value then name, ``PermutationSigDiff`` / ``PairwisePermutationSigDiff`` for every pair
   ``i < j`` as ``ComputeSigMatrix`` calls them, ``AssignRanks``): PERM-BOTH of system-level Pearson, of pairwise
   accuracy, of soft pairwise accuracy, of segment-level (pooled) Pearson, and the pair-swap test of acc_eq; the
-  harness runs ``meta_eval.perm_both_test`` (with the job's Pearson), ``pairwise_accuracy_test``,
+  harness runs ``meta_eval.perm_both_test`` (with the job's Pearson, ``pearson_rows`` over all draws at once), ``pairwise_accuracy_test``,
   ``soft_pairwise_accuracy_test`` and ``acc_eq_pairs_test`` on the same pairs. Early stopping is off on both sides
   (``block_size = draws``) so both make exactly the same number of draws. Asserted: the values, the order, every
   ``delta`` (rel 1e-9) and the number of draws; the p-values are Monte Carlo estimates from different random
@@ -264,7 +264,7 @@ def significance(d: dict[str, Any], ms: Any, md: Any, draws: int, slow_draws: in
         # label, MTME corrs, MTME statistic, average_by, perm_test, draws, harness value fn, harness test fn
         ("PERM-BOTH, system-level Pearson", "sys", scipy.stats.pearsonr, "none", "scores", draws,
          lambda v: _pearson(d["corpus"][v], hsys),
-         lambda a, b, k: me.perm_both_test(d["corpus"][a], d["corpus"][b], hsys, _pearson, n_draws=k, seed=seed,
+         lambda a, b, k: me.perm_both_test(d["corpus"][a], d["corpus"][b], hsys, me.pearson_rows, batched=True, n_draws=k, seed=seed,
                                            block_size=k)),
         ("PERM-BOTH, pairwise accuracy", "sys", accuracy, "none", "scores", draws,
          lambda v: me.pairwise_accuracy(d["corpus"][v], hsys)[0],
@@ -276,7 +276,7 @@ def significance(d: dict[str, Any], ms: Any, md: Any, draws: int, slow_draws: in
                                                         block_size=k)),
         ("PERM-BOTH, segment-level Pearson (pooled)", "seg", scipy.stats.pearsonr, "none", "scores", draws,
          lambda v: _pearson(masked[v], hseg),
-         lambda a, b, k: me.perm_both_test(masked[a], masked[b], hseg, _pearson, n_draws=k, seed=seed,
+         lambda a, b, k: me.perm_both_test(masked[a], masked[b], hseg, me.pearson_rows, batched=True, n_draws=k, seed=seed,
                                            block_size=k)),
         ("pair-swap test, acc_eq (item grouping)", "seg", ms.KendallWithTiesOpt, "item", "pairs", slow_draws,
          lambda v: me.acc_eq(d["sent"][v], hseg).value,

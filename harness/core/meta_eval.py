@@ -45,7 +45,7 @@ __all__ = [
     "acc_eq", "acc_eq_pairs_test", "complete_block", "global_pairwise_accuracy", "kendall_variants",
     "kendall_variants_grouped", "mtme_sign_matrix", "one_minus_pce", "pairwise_accuracy",
     "pairwise_accuracy_test", "pairwise_agreement", "pairwise_p_values", "pairwise_p_values_corpus",
-    "perm_both_test", "soft_pairwise_accuracy", "soft_pairwise_accuracy_corpus", "soft_pairwise_accuracy_test",
+    "pearson_rows", "perm_both_test", "soft_pairwise_accuracy", "soft_pairwise_accuracy_corpus", "soft_pairwise_accuracy_test",
     "tau_optimization",
 ]
 
@@ -788,6 +788,28 @@ def perm_both_test(
         return evaluate(mb) - evaluate(ma)
 
     return _run_draws(int(n_draws), chunk, draw, delta, int(block_size), early_min, early_max)
+
+
+def pearson_rows(ms: ArrayLike, human: ArrayLike) -> FloatArray:
+    """Pearson r of every row of ``ms[B, ...]`` (each of ``human``'s shape) with ``human``, over the entries where
+    both are finite (the rows share their NaN positions, as :func:`perm_both_test`'s draws do); NaN with fewer than
+    3 entries or a constant side. The ``batched`` statistic of :func:`perm_both_test` for Pearson: np.corrcoef's
+    value to a few ulps, each row reduced alone (its value does not depend on the other rows of the batch)."""
+    h = np.asarray(human, dtype=np.float64).ravel()
+    m = np.asarray(ms, dtype=np.float64)
+    x = m.reshape(m.shape[0], -1)
+    ok = np.isfinite(h) & np.isfinite(x).all(axis=0)
+    out = np.full(x.shape[0], np.nan)
+    y = h[ok]
+    if y.size < 3 or np.ptp(y) == 0:
+        return out
+    x = x[:, ok]
+    xm = x - x.mean(axis=1, keepdims=True)
+    ym = y - y.mean()
+    sxx = (xm * xm).sum(axis=1)
+    live = sxx > 0
+    out[live] = np.clip((xm[live] * ym).sum(axis=1) / np.sqrt(sxx[live] * (ym @ ym)), -1.0, 1.0)
+    return out
 
 
 def _fair_bits(rng: np.random.Generator, shape: tuple[int, ...]) -> NDArray[np.bool_]:
