@@ -239,7 +239,6 @@ def significance(d: dict[str, Any], ms: Any, md: Any, draws: int, slow_draws: in
     import scipy.stats
 
     from harness.core import meta_eval as me
-    from harness.job.meta_evaluation import _pearson  # the job's Pearson for PERM-BOTH
 
     variants = list(d["sent"])
     hseg, hsys = d["hseg"], d["hsys"]
@@ -263,7 +262,7 @@ def significance(d: dict[str, Any], ms: Any, md: Any, draws: int, slow_draws: in
     tests = [
         # label, MTME corrs, MTME statistic, average_by, perm_test, draws, harness value fn, harness test fn
         ("PERM-BOTH, system-level Pearson", "sys", scipy.stats.pearsonr, "none", "scores", draws,
-         lambda v: _pearson(d["corpus"][v], hsys),
+         lambda v: float(me.pearson_rows(d["corpus"][v][None], hsys)[0]),
          lambda a, b, k: me.perm_both_test(d["corpus"][a], d["corpus"][b], hsys, me.pearson_rows, batched=True, n_draws=k, seed=seed,
                                            block_size=k)),
         ("PERM-BOTH, pairwise accuracy", "sys", accuracy, "none", "scores", draws,
@@ -275,7 +274,7 @@ def significance(d: dict[str, Any], ms: Any, md: Any, draws: int, slow_draws: in
          lambda a, b, k: me.soft_pairwise_accuracy_test(d["sent"][a], d["sent"][b], hseg, n_draws=k, seed=seed,
                                                         block_size=k)),
         ("PERM-BOTH, segment-level Pearson (pooled)", "seg", scipy.stats.pearsonr, "none", "scores", draws,
-         lambda v: _pearson(masked[v], hseg),
+         lambda v: float(me.pearson_rows(masked[v][None], hseg)[0]),
          lambda a, b, k: me.perm_both_test(masked[a], masked[b], hseg, me.pearson_rows, batched=True, n_draws=k, seed=seed,
                                            block_size=k)),
         ("pair-swap test, acc_eq (item grouping)", "seg", ms.KendallWithTiesOpt, "item", "pairs", slow_draws,

@@ -116,13 +116,6 @@ def _row(refset: str, variant: str, kind: str, include_human: bool, level: str, 
 # ---------------------------------------------------------------------------------------------------------------
 
 
-def _pearson(m: np.ndarray, h: np.ndarray) -> float:
-    ok = np.isfinite(m) & np.isfinite(h)
-    if ok.sum() < 3 or np.ptp(m[ok]) == 0 or np.ptp(h[ok]) == 0:
-        return NAN
-    return float(np.corrcoef(m[ok], h[ok])[0, 1])
-
-
 def _tester(level: str, statistic: str, metric: dict[str, np.ndarray], human: np.ndarray, spec: JobSpec
             ) -> Callable[[str, str], mtme.SigDiff]:
     """The MTME test of "b better than a" for one statistic."""
