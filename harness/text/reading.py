@@ -146,6 +146,9 @@ class BadCharacterError(InputError):
 MAX_STREAM_BYTES = 4 << 30
 #: Name under which standard input appears in messages and tables.
 STDIN = "<stdin>"
+#: The notes (log level, text) of a removed BOM and of converted CRLF line endings, whole or chunked reading.
+BOM_NOTE = (logging.WARNING, "UTF-8 BOM removed")
+CRLF_NOTE = (logging.WARNING, "CRLF line endings converted to LF")
 
 
 def read_bytes(path: Path) -> bytes:
@@ -263,7 +266,7 @@ def parse_text(data: bytes, path: str | os.PathLike[str], *, strict: bool = Fals
         if strict:
             raise InputError("UTF-8 byte order mark (BOM) at the start of the file (not allowed in strict mode)", p, 1)
         text = text[1:]
-        notes.append((logging.WARNING, "UTF-8 BOM removed"))
+        notes.append(BOM_NOTE)
         if not text:
             raise InputError("empty file (only a byte order mark): expected one segment per line", p)
 
@@ -298,7 +301,7 @@ def parse_text(data: bytes, path: str | os.PathLike[str], *, strict: bool = Fals
             text = text.replace("\r\n", "\n")
             if last_cr:
                 text = text[:-1]
-            notes.append((logging.WARNING, "CRLF line endings converted to LF"))
+            notes.append(CRLF_NOTE)
         if "\r" in text:
             pos = text.find("\r")
             line, col = _line_and_column(text, pos)
@@ -520,9 +523,9 @@ class LineChunks:
         """The notes :func:`read_text` gives for this file (logged as it logs them), once it has been read."""
         notes: list[tuple[int, str]] = []
         if self.bom:
-            notes.append((logging.WARNING, "UTF-8 BOM removed"))
+            notes.append(BOM_NOTE)
         if self.crlf:
-            notes.append((logging.WARNING, "CRLF line endings converted to LF"))
+            notes.append(CRLF_NOTE)
         note = empty_lines_note(n_empty, self.n_lines, max_empty_share)
         if note is not None:
             notes.append(note)
