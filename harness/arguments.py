@@ -1,12 +1,15 @@
-"""Command-line parsing shared by the entry points: usage errors as one line, bounded integers.
+"""Command-line parsing shared by the entry points: usage errors as one line, bounded integers, the BLEU options.
 
-Must stay standard library only: ``harness-score`` imports it on its fast path.
+Must stay light (the standard library and :mod:`harness.core.options`): ``harness-score`` imports it on its fast
+path.
 """
 
 from __future__ import annotations
 
 import argparse
-from typing import Callable
+from typing import Any, Callable
+
+from .core.options import NLTK_METHODS, PROFILES, REF_LENGTH_RULES, TOKENIZERS, BleuOptions, make_options
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -33,3 +36,39 @@ def int_in(lo: int, hi: int | None, what: str) -> Callable[[str], int]:
         return value
 
     return parse
+
+
+def add_bleu_arguments(p: argparse.ArgumentParser) -> None:
+    """The BLEU options of ``harness-score`` and ``harness-compare`` (sacrebleu's flags plus ours)."""
+    g = p.add_argument_group("BLEU options (defaults: the profile's, sacrebleu's for the default profile)")
+    g.add_argument("--tokenize", "-tok", default=None, choices=TOKENIZERS, metavar="TOK",
+                   help=f"tokenizer: {', '.join(TOKENIZERS)} (default 13a)")
+    g.add_argument("--lowercase", "-lc", action="store_true", default=None, help="case-insensitive BLEU")
+    g.add_argument("--smooth-method", "-s", default=None,
+                   help=f"none, floor, add-k, exp (default); nltk profile: {', '.join(NLTK_METHODS)}")
+    g.add_argument("--smooth-value", "-sv", type=float, default=None, help="value for floor / add-k / method1")
+    g.add_argument("--max-ngram-order", type=int_in(1, 100, "n-gram order"), default=4,
+                   help="maximum n-gram order (default 4)")
+    g.add_argument("--ref-length", default=None, choices=REF_LENGTH_RULES,
+                   help="brevity-penalty reference length rule (default closest)")
+    g.add_argument("--effective-order", "-e", action="store_true", help="stop at the highest order with n-grams")
+    g.add_argument("--weights", type=float, nargs="+", default=None, help="n-gram weights, one per order")
+    g.add_argument("--profile", default="sacrebleu", choices=PROFILES, help="reproduce another tool's numbers")
+
+
+def bleu_options(args: argparse.Namespace, *, effective_order: bool = False) -> BleuOptions:
+    """The options of :func:`add_bleu_arguments`' flags (``effective_order``: forced on, as sacrebleu's
+    ``--sentence-level`` does)."""
+    options: dict[str, Any] = {
+        "profile": args.profile,
+        "tokenize": args.tokenize,
+        "lowercase": args.lowercase,
+        "smooth_method": args.smooth_method,
+        "smooth_value": args.smooth_value,
+        "max_ngram_order": args.max_ngram_order,
+        "ref_length": args.ref_length,
+        "weights": None if args.weights is None else tuple(args.weights),
+    }
+    if args.effective_order or effective_order:
+        options["effective_order"] = True
+    return make_options(**options)

@@ -25,11 +25,11 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from .core.bleu import BleuScore, corpus_score, segment_score, sentence_scores
-from .core.options import NLTK_METHODS, PROFILES, REF_LENGTH_RULES, TOKENIZERS, BleuOptions, make_options
+from .core.options import BleuOptions
 from .core.resampling import MAX_SEED
 from .core.signature import signature, split_signature
 from .core.stats import SegmentStats
-from .arguments import OneLineParser, int_in
+from .arguments import OneLineParser, add_bleu_arguments, bleu_options, int_in
 from .errors import ConfigError, HarnessError
 from .text.pipeline import files_statistics
 from .text.reading import STDIN, Source
@@ -50,20 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("refs", nargs="+", metavar="REF", help="reference file(s), one segment per line")
     p.add_argument("-i", "--input", nargs="+", default=None, metavar="HYP",
                    help="hypothesis file(s) (default: standard input)")
-    g = p.add_argument_group("BLEU options (defaults: the profile's, sacrebleu's for the default profile)")
-    g.add_argument("--tokenize", "-tok", default=None, choices=TOKENIZERS, metavar="TOK",
-                   help=f"tokenizer: {', '.join(TOKENIZERS)} (default 13a)")
-    g.add_argument("--lowercase", "-lc", action="store_true", default=None, help="case-insensitive BLEU")
-    g.add_argument("--smooth-method", "-s", default=None,
-                   help=f"none, floor, add-k, exp (default); nltk profile: {', '.join(NLTK_METHODS)}")
-    g.add_argument("--smooth-value", "-sv", type=float, default=None, help="value for floor / add-k / method1")
-    g.add_argument("--max-ngram-order", type=int_in(1, 100, "n-gram order"), default=4,
-                   help="maximum n-gram order (default 4)")
-    g.add_argument("--ref-length", default=None, choices=REF_LENGTH_RULES,
-                   help="brevity-penalty reference length rule (default closest)")
-    g.add_argument("--effective-order", "-e", action="store_true", help="stop at the highest order with n-grams")
-    g.add_argument("--weights", type=float, nargs="+", default=None, help="n-gram weights, one per order")
-    g.add_argument("--profile", default="sacrebleu", choices=PROFILES, help="reproduce another tool's numbers")
+    add_bleu_arguments(p)
     p.add_argument("--sentence-level", "-sl", action="store_true", help="score every segment")
     t = p.add_argument_group("significance (over the statistics; sacrebleu-exact with the same seed)")
     tests = t.add_mutually_exclusive_group()
@@ -89,22 +76,6 @@ class System:
     name: str
     path: str
     stats: SegmentStats
-
-
-def _options(args: argparse.Namespace) -> BleuOptions:
-    options: dict[str, Any] = {
-        "profile": args.profile,
-        "tokenize": args.tokenize,
-        "lowercase": args.lowercase,
-        "smooth_method": args.smooth_method,
-        "smooth_value": args.smooth_value,
-        "max_ngram_order": args.max_ngram_order,
-        "ref_length": args.ref_length,
-        "weights": None if args.weights is None else tuple(args.weights),
-    }
-    if args.effective_order or (args.sentence_level and args.profile == "sacrebleu"):
-        options["effective_order"] = True  # sacrebleu's --sentence-level forces effective order
-    return make_options(**options)
 
 
 def _system_names(paths: Sequence[str]) -> list[str]:
@@ -352,7 +323,8 @@ def format_paired_text(results: Sequence[Any], width: int = 2, signature: str | 
 def run(argv: Sequence[str] | None = None) -> str:
     """Parse ``argv``, score, and return the text to print (raises :class:`HarnessError` on bad input)."""
     args = build_parser().parse_args(argv)
-    opts = _options(args)
+    # sacrebleu's --sentence-level forces effective order
+    opts = bleu_options(args, effective_order=args.sentence_level and args.profile == "sacrebleu")
     paired = args.paired_bs or args.paired_ar
     if args.sentence_level and (paired or args.confidence):
         raise ConfigError("sentence_level", "statistical tests and confidence intervals are corpus-level; drop "

@@ -27,9 +27,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
-from .core.options import OPTION_NAMES, PROFILES, REF_LENGTH_RULES, TOKENIZERS, BleuOptions, make_options
+from .core.options import OPTION_NAMES
 from .core.resampling import DEFAULT_SEED, MAX_SEED
-from .arguments import OneLineParser, int_in
+from .arguments import OneLineParser, add_bleu_arguments, bleu_options, int_in
 from .errors import ConfigError, HarnessError
 from .text.reading import TextFile, check_parallel, read_text
 
@@ -63,19 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--source", metavar="FILE", default=None, help="source file shown with the examples (files mode)")
     p.add_argument("--train", metavar="FILE", default=None,
                    help="training corpus whose word frequencies bucket the words (default: the references)")
-    g = p.add_argument_group("BLEU options (defaults: the profile's, sacrebleu's for the default profile)")
-    g.add_argument("--tokenize", "-tok", default=None, choices=TOKENIZERS, metavar="TOK",
-                   help=f"tokenizer: {', '.join(TOKENIZERS)} (default 13a)")
-    g.add_argument("--lowercase", "-lc", action="store_true", default=None, help="case-insensitive BLEU")
-    g.add_argument("--smooth-method", "-s", default=None, help="none, floor, add-k, exp (default)")
-    g.add_argument("--smooth-value", "-sv", type=float, default=None, help="value for floor / add-k")
-    g.add_argument("--max-ngram-order", type=int_in(1, 100, "n-gram order"), default=4,
-                   help="maximum n-gram order (default 4)")
-    g.add_argument("--ref-length", default=None, choices=REF_LENGTH_RULES,
-                   help="brevity-penalty reference length rule (default closest)")
-    g.add_argument("--effective-order", "-e", action="store_true", help="stop at the highest order with n-grams")
-    g.add_argument("--weights", type=float, nargs="+", default=None, help="n-gram weights, one per order")
-    g.add_argument("--profile", default="sacrebleu", choices=PROFILES, help="reproduce another tool's numbers")
+    add_bleu_arguments(p)
     t = p.add_argument_group("resampling and lists")
     t.add_argument("--n-samples", type=int_in(1, None, "resamples"), default=DEFAULT_SAMPLES,
                    help=f"bootstrap resamples (default {DEFAULT_SAMPLES})")
@@ -90,14 +78,6 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the page (default compare-A-vs-B.html here); tables go next to it")
     o.add_argument("--format", "-f", default="text", choices=("text", "json"), help="what to print")
     return p
-
-
-def _options(args: argparse.Namespace) -> BleuOptions:
-    return make_options(profile=args.profile, tokenize=args.tokenize, lowercase=args.lowercase,
-                        smooth_method=args.smooth_method, smooth_value=args.smooth_value,
-                        max_ngram_order=args.max_ngram_order, ref_length=args.ref_length,
-                        effective_order=bool(args.effective_order),
-                        weights=None if args.weights is None else tuple(args.weights))
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -174,7 +154,7 @@ def execute(args: argparse.Namespace) -> Outcome:
     from .text.pipeline import systems_statistics
     from .text.tokenizers import check_usable
 
-    opts = _options(args)
+    opts = bleu_options(args)
     check_usable(str(opts.tokenize))
     inputs = dataset_inputs(args) if args.dataset else files_inputs(args)
     for warning in inputs.warnings:
