@@ -25,8 +25,8 @@ Statistics (each row: every variant, or every pair of variants):
   variants sorted by value then name, ``PermutationSigDiff`` / ``PairwisePermutationSigDiff`` for every pair
   ``i < j`` as ``ComputeSigMatrix`` calls them, ``AssignRanks``): PERM-BOTH of system-level Pearson, of pairwise
   accuracy, of soft pairwise accuracy, of segment-level (pooled) Pearson, and the pair-swap test of acc_eq; the
-  harness runs ``meta_eval.perm_both_test`` (with the job's Pearson, ``pearson_rows`` over all draws at once), ``pairwise_accuracy_test``,
-  ``soft_pairwise_accuracy_test`` and ``acc_eq_pairs_test`` on the same pairs. Early stopping is off on both sides
+  harness runs ``meta_eval.pearson_test`` (the job's PERM-BOTH of Pearson: every draw's sums from one matrix
+  product), ``pairwise_accuracy_test``, ``soft_pairwise_accuracy_test`` and ``acc_eq_pairs_test`` on the same pairs. Early stopping is off on both sides
   (``block_size = draws``) so both make exactly the same number of draws. Asserted: the values, the order, every
   ``delta`` (rel 1e-9) and the number of draws; the p-values are Monte Carlo estimates from different random
   streams (MTME draws from the unseeded global ``np.random``, the harness from ``default_rng(seed)``), so they
@@ -263,8 +263,7 @@ def significance(d: dict[str, Any], ms: Any, md: Any, draws: int, slow_draws: in
         # label, MTME corrs, MTME statistic, average_by, perm_test, draws, harness value fn, harness test fn
         ("PERM-BOTH, system-level Pearson", "sys", scipy.stats.pearsonr, "none", "scores", draws,
          lambda v: float(me.pearson_rows(d["corpus"][v][None], hsys)[0]),
-         lambda a, b, k: me.perm_both_test(d["corpus"][a], d["corpus"][b], hsys, me.pearson_rows, batched=True, n_draws=k, seed=seed,
-                                           block_size=k)),
+         lambda a, b, k: me.pearson_test(d["corpus"][a], d["corpus"][b], hsys, n_draws=k, seed=seed, block_size=k)),
         ("PERM-BOTH, pairwise accuracy", "sys", accuracy, "none", "scores", draws,
          lambda v: me.pairwise_accuracy(d["corpus"][v], hsys)[0],
          lambda a, b, k: me.pairwise_accuracy_test(d["corpus"][a], d["corpus"][b], hsys, n_draws=k, seed=seed,
@@ -275,8 +274,7 @@ def significance(d: dict[str, Any], ms: Any, md: Any, draws: int, slow_draws: in
                                                         block_size=k)),
         ("PERM-BOTH, segment-level Pearson (pooled)", "seg", scipy.stats.pearsonr, "none", "scores", draws,
          lambda v: float(me.pearson_rows(masked[v][None], hseg)[0]),
-         lambda a, b, k: me.perm_both_test(masked[a], masked[b], hseg, me.pearson_rows, batched=True, n_draws=k, seed=seed,
-                                           block_size=k)),
+         lambda a, b, k: me.pearson_test(masked[a], masked[b], hseg, n_draws=k, seed=seed, block_size=k)),
         ("pair-swap test, acc_eq (item grouping)", "seg", ms.KendallWithTiesOpt, "item", "pairs", slow_draws,
          lambda v: me.acc_eq(d["sent"][v], hseg).value,
          lambda a, b, k: me.acc_eq_pairs_test(d["sent"][a], d["sent"][b], hseg, n_draws=k, seed=seed,

@@ -126,7 +126,7 @@ def _tester(level: str, statistic: str, metric: dict[str, np.ndarray], human: np
         return lambda a, b: mtme.pairwise_accuracy_test(metric[a], metric[b], human, **kw)
     if statistic == "soft_pairwise_accuracy":
         return lambda a, b: mtme.soft_pairwise_accuracy_test(metric[a], metric[b], human, **kw)
-    return lambda a, b: mtme.perm_both_test(metric[a], metric[b], human, mtme.pearson_rows, batched=True, **kw)
+    return lambda a, b: mtme.pearson_test(metric[a], metric[b], human, **kw)
 
 
 def assign_ranks(values: dict[str, float], test: Callable[[str, str], mtme.SigDiff], alpha: float = ALPHA

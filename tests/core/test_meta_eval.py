@@ -633,6 +633,41 @@ def _corrcoef_pearson(m, h):
     return float(np.corrcoef(m[ok], h[ok])[0, 1])
 
 
+@pytest.mark.parametrize("shape,zscore,block", [((9,), True, 1000), ((4,), True, 100), ((19, 200), True, 100),
+                                                 ((7, 50), False, 1000)])
+def test_pearson_test_equals_perm_both_with_pearson_rows(shape, zscore, block):
+    """The linear-sums Pearson test draws what perm_both_test draws and gives its p-values and draw counts exactly
+    (early stopping included), its delta to rel 1e-12: on systems, on pooled segments with missing human scores,
+    and on raw scores far from 0 (no z-scoring: the variances must not be lost in large sums)."""
+    rng = np.random.default_rng(11)
+    h = rng.normal(size=shape)
+    a, b = h + rng.normal(size=shape), 0.7 * h + rng.normal(size=shape)
+    if not zscore:
+        a, b = 1e4 + a, 1e4 + b
+    if len(shape) == 2:
+        h[rng.random(shape) < 0.15] = np.nan
+        a[np.isnan(h) & (rng.random(shape) < 0.5)] = np.nan  # a metric may be missing where no human score is
+    for seed in range(4):
+        kw = {"n_draws": 1000, "seed": seed, "zscore": zscore, "block_size": block}
+        want = me.perm_both_test(a, b, h, me.pearson_rows, batched=True, **kw)
+        got = me.pearson_test(a, b, h, **kw)
+        assert (got.p_value, got.n_draws) == (want.p_value, want.n_draws)
+        assert got.delta == pytest.approx(want.delta, rel=1e-12)
+        assert me.pearson_test(b, a, h, **kw).delta == pytest.approx(-want.delta, rel=1e-12)
+
+
+def test_pearson_test_of_identical_and_constant_metrics():
+    """Identical metrics: delta 0 and every draw ties it (p = 1). A constant metric has no r: NaN, no draws."""
+    rng = np.random.default_rng(3)
+    h, a = rng.normal(size=(6, 30)), rng.normal(size=(6, 30))
+    same = me.pearson_test(a, a.copy(), h, n_draws=200)
+    assert (same.delta, same.p_value, same.n_draws) == (0.0, 1.0, 200)
+    for zscore in (True, False):
+        flat = me.pearson_test(np.full((6, 30), 2.5), a, h, n_draws=200, zscore=zscore)
+        assert math.isnan(flat.delta) and math.isnan(flat.p_value) and flat.n_draws == 0
+    assert math.isnan(me.pearson_test(a, a, np.full((6, 30), 1.0), n_draws=10).p_value)  # constant human
+
+
 @pytest.mark.parametrize("shape", [(9,), (5,), (19, 200)])
 def test_pearson_rows_is_pearson_per_row_and_gives_the_same_p_values(shape):
     """The batched Pearson of PERM-BOTH equals np.corrcoef row by row (rel 1e-12), NaN where r is undefined, and
