@@ -152,13 +152,21 @@ def _check_draw_args(n_draws: int, block_size: int) -> None:
 # ----------------------------------------------------------------------------------------------------------------
 
 
+@functools.lru_cache(maxsize=64)
+def _pairs(n: int) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
+    """``np.triu_indices(n, 1)``, read-only and cached (the statistics of small system sets are called often)."""
+    i, j = np.triu_indices(n, 1)
+    i.flags.writeable = j.flags.writeable = False
+    return i, j
+
+
 def _agreement_counts(metric: FloatArray, human: FloatArray) -> tuple[NDArray[np.int64], int]:
     """Agreement counts of ``metric[..., S]`` against ``human[S]`` (leading dims are a batch)."""
     ok = ~np.isnan(human)
-    h, m = human[ok], metric[..., ok]
-    i, j = np.triu_indices(h.shape[0], 1)
-    agree = (np.sign(h[i] - h[j]) == np.sign(m[..., i] - m[..., j])).sum(axis=-1)
-    return agree.astype(np.int64), int(i.shape[0])
+    h, m = (human, metric) if ok.all() else (human[ok], metric[..., ok])
+    i, j = _pairs(h.shape[0])
+    agree = np.count_nonzero(np.sign(h[i] - h[j]) == np.sign(m[..., i] - m[..., j]), axis=-1)
+    return np.asarray(agree, dtype=np.int64), int(i.shape[0])
 
 
 def pairwise_agreement(metric_sys: ArrayLike, human_sys: ArrayLike) -> tuple[int, int]:
@@ -252,14 +260,15 @@ def pairwise_p_values(scores: ArrayLike, n_permutations: int = 1000, seed: int =
     signs = mtme_sign_matrix(num_segments, n_permutations, seed)
     seg32 = seg.astype(np.float32)
     sys_scores = np.sum(seg32, axis=1)
-    partial = np.matmul(signs, seg32.T)
+    # MTME's BLAS call, then each system's permuted sums as one contiguous row (the pairs gather rows, not columns)
+    partial = np.ascontiguousarray(np.matmul(signs, seg32.T).T)
     p_vals = np.full((num_systems, num_systems), np.nan)
-    i, j = np.triu_indices(num_systems, 1)
-    for lo in range(0, i.shape[0], 4096):  # bound the [P, pairs] temporaries
-        ii, jj = i[lo:lo + 4096], j[lo:lo + 4096]
-        null_delta = partial[:, ii] - partial[:, jj]
-        test_delta = sys_scores[ii] - sys_scores[jj]
-        p_vals[ii, jj] = np.sum(null_delta >= test_delta, axis=0) / n_permutations
+    i, j = _pairs(num_systems)
+    step = max(1, _MAX_BYTES // (5 * n_permutations))  # bound the [pairs, P] temporaries
+    for lo in range(0, i.shape[0], step):
+        ii, jj = i[lo:lo + step], j[lo:lo + step]
+        large = partial[ii] - partial[jj] >= (sys_scores[ii] - sys_scores[jj])[:, None]
+        p_vals[ii, jj] = large.view(np.uint8).sum(axis=1, dtype=np.int64) / n_permutations
     return p_vals
 
 
@@ -272,7 +281,7 @@ def one_minus_pce(human_p_values: ArrayLike, metric_p_values: ArrayLike) -> floa
     hp = _as_float(human_p_values, "human_p_values", 2)
     mp = _as_float(metric_p_values, "metric_p_values", 2)
     _check_same_shape(hp, mp, "human_p_values and metric_p_values")
-    idx = np.triu_indices(hp.shape[0], 1)
+    idx = _pairs(hp.shape[0])
     if idx[0].shape[0] == 0:
         return math.nan
     return float(1.0 - np.mean(np.abs(hp - mp)[idx]))
@@ -357,7 +366,7 @@ def pairwise_p_values_corpus(
     kept = (m01 @ st.transpose(1, 0, 2).reshape(num_segments, num_systems * k)).reshape(-1, num_systems, k)
     sys_scores = np.asarray(score_fn(totals), dtype=np.float64)
     p_vals = np.full((num_systems, num_systems), np.nan)
-    i, j = np.triu_indices(num_systems, 1)
+    i, j = _pairs(num_systems)
     step = max(1, _MAX_BYTES // (8 * 4 * n_permutations * max(k, 1)))
     for lo in range(0, i.shape[0], step):
         ii, jj = i[lo:lo + step], j[lo:lo + step]
@@ -512,7 +521,7 @@ def _grouped_counts(metric: FloatArray, human: FloatArray, epsilon: float, avera
         for r, (hr, mr, v) in enumerate(zip(hg, mg, valid)):
             counts[r] = _vector_counts(hr[v], mr[v], epsilon)
         return counts, sizes, hg, mg, valid
-    i, j = np.triu_indices(n, 1)
+    i, j = _pairs(n)
     step = max(1, _MAX_BYTES // (16 * max(hg.shape[0], 1)))
     for lo in range(0, i.shape[0], step):
         ii, jj = i[lo:lo + step], j[lo:lo + step]
@@ -588,7 +597,7 @@ def tau_optimization(metric_rows: ArrayLike, human_rows: ArrayLike, variant: str
     if num_rows_total * n * max(n - 1, 0) // 2 > _MAX_OPT_PAIRS:
         raise ValueError("too many pairs for tau optimization (use average_by='item' or 'sys')")
     valid = ~(np.isnan(m) | np.isnan(h))
-    i, j = np.triu_indices(n, 1)
+    i, j = _pairs(n)
     # Enumeration order of MTME's _enumerate_pairs: rows ascending, then pairs (i < j) lexicographically.
     pair_ok = (valid[:, i] & valid[:, j]).ravel()
     mi, mj, hi, hj = (a.ravel()[pair_ok] for a in (m[:, i], m[:, j], h[:, i], h[:, j]))
@@ -1009,7 +1018,7 @@ def soft_pairwise_accuracy_test(
     rng = np.random.default_rng(seed)
     s, n = h.shape
     signs = mtme_sign_matrix(n, n_permutations, pce_seed)
-    hp_upper = hp[np.triu_indices(s, 1)]
+    hp_upper = hp[_pairs(s)]
     per_draw = 2 * (3 * 4 * n_permutations * s + 2 * 4 * s * n) + s * n
     chunk = max(1, min(n_draws, _MAX_BYTES // per_draw))
     za32, zb32 = za.astype(np.float32), zb.astype(np.float32)  # MTME casts each hybrid; the cast is elementwise
@@ -1102,7 +1111,7 @@ def acc_eq_pairs_test(
     g, n = hg.shape
     if g * n * max(n - 1, 0) // 2 > _MAX_OPT_PAIRS:
         raise ValueError("too many pairs for the pairs test (use average_by='item' or 'sys')")
-    i, j = np.triu_indices(n, 1)
+    i, j = _pairs(n)
     # Feature vectors per category: what the variant's value depends on.
     if variant == "b":
         feat = np.array([[1, 0], [-1, 0], [0, 1], [0, 0], [0, 1]], dtype=np.int64)  # (C - D, metric ties)
