@@ -347,10 +347,10 @@ PHASES = [
     ("harness.job.analysis", "segment_level", "segment level (+ bootstrap CIs)", 2),
     ("harness.job.analysis", "wmt_statistics", "WMT statistics (pairwise acc., soft pairwise acc., acc_eq)", 1),
     ("harness.job.analysis", "compare_variants", "variants compared (paired bootstrap of Pearson r)", 1),
-    ("harness.runner", "write_outputs", "tables, report and figures", 0),
-    ("harness.job.figures", "draw", "figures", 1),
-    ("harness.runner", "track", "MLflow", 0),
-    ("harness.sinks.mlflow", "prepare_store", "store + experiment (fresh SQLite: migrations)", 1),
+    ("harness.runner", "write_outputs", "tables, report and figures (figures drawn in a child process)", 0),
+    ("harness.runner", "open_tracking", "MLflow store + experiment (fresh SQLite: migrations), meanwhile", 1),
+    ("harness.job.figures", "Drawing.__call__", "waiting for the figures after that", 1),
+    ("harness.runner", "track", "MLflow runs and artifacts", 0),
     ("harness.sinks.mlflow", "_log_artifacts", "artifacts", 1),
 ]
 
@@ -387,6 +387,9 @@ def harness_main(cfg: dict[str, Any]) -> dict[str, Any]:
     phases: dict[str, float] = {}
 
     def wrap(module: Any, attr: str, label: str) -> None:
+        *owner_path, attr = attr.split(".")  # "Class.method" wraps a method
+        for name in owner_path:
+            module = getattr(module, name)
         fn = getattr(module, attr)
 
         def timed(*a: Any, **k: Any) -> Any:

@@ -9,13 +9,14 @@ be, the tables are there already and ``tracking_pending.json`` says what is miss
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, Callable, Iterator, Sequence, TextIO
 
 from .errors import TrackingError
 from .job import figures, report
@@ -70,20 +71,46 @@ def write_pairs(result: JobResult, staging: Path) -> list[str]:
     return names
 
 
-def write_outputs(result: JobResult, staging: Path, config_yaml: str) -> list[str]:
-    """Tables, config, report and figures into the staging folder; returns the file names."""
+def write_outputs(result: JobResult, staging: Path, config_yaml: str, close_fds: Sequence[int] = (),
+                  meanwhile: Callable[[], None] | None = None) -> list[str]:
+    """Tables, config, report and figures into the staging folder; returns the file names. The figures are drawn
+    in a child process (:func:`harness.job.figures.drawn_aside`, which closes ``close_fds``) while this process
+    writes the rest and then runs ``meanwhile``."""
     spec, inputs = result.spec, result.inputs
     meta = {"config": config_yaml, "experiment": result.experiment, "dataset": result.dataset,
             "signatures": sorted({c.score.signature for c in result.cells}), "inputs_sha256": inputs.input_hashes()}
     names = []
-    for name, tab in build_tables(result).items():
-        write_table(tab, staging / f"{name}.parquet", meta)
-        names.append(f"{name}.parquet")
-    atomic_write(staging / "config.yaml", config_yaml)
-    names += write_pairs(result, staging)
-    drawn = figures.draw(result, staging) if spec.figures else []
+    with figures.drawn_aside(result, staging, close_fds) if spec.figures else _no_figures() as drawing:
+        for name, tab in build_tables(result).items():
+            write_table(tab, staging / f"{name}.parquet", meta)
+            names.append(f"{name}.parquet")
+        atomic_write(staging / "config.yaml", config_yaml)
+        names += write_pairs(result, staging)
+        if meanwhile is not None:
+            meanwhile()
+        drawn = drawing()
     atomic_write(staging / "report.md", report.render(result, [n for n in drawn if n.endswith(".png")]))
     return names + ["config.yaml", *drawn, "report.md"]
+
+
+@contextlib.contextmanager
+def _no_figures() -> Iterator[Callable[[], list[str]]]:
+    yield list
+
+
+def open_tracking(spec: JobSpec, experiment: str) -> None:
+    """Import MLflow and create the local store and the experiment (a fresh SQLite store takes seconds of
+    migrations), while the figures are drawn. Nothing is logged; any failure is left to :func:`track`, which
+    does this again (at once, when it worked here) and handles it."""
+    try:
+        from .sinks.mlflow import configure_client, prepare_store
+
+        configure_client(spec.tracking_retries, spec.tracking_timeout, spec.verbose)
+        uri = str(spec.tracking_uri)
+        if not uri.startswith(("http://", "https://")):  # a server needs no set-up; an unreachable one, no wait
+            prepare_store(uri, experiment, spec.runs_dir)
+    except Exception:  # noqa: BLE001, S110 - track() repeats this and reports the failure where it is handled
+        pass
 
 
 def run_job(spec: JobSpec, config_yaml: str = "", out: TextIO | None = None) -> Outcome:
@@ -113,7 +140,8 @@ def run_job(spec: JobSpec, config_yaml: str = "", out: TextIO | None = None) -> 
                 result = analyse(spec, inputs, statistics, experiment, bar)
             with progress.phase("tables, report and figures" if spec.figures else "tables and report", 1,
                                 "step") as bar:
-                write_outputs(result, staging, config_yaml)
+                write_outputs(result, staging, config_yaml, folder.lock_fds(),
+                              (lambda: open_tracking(spec, experiment)) if spec.tracking_uri is not None else None)
                 bar.update(1)
             hashes = inputs.input_hashes()
             job_key = identity_digest(spec, hashes)

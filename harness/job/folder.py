@@ -152,6 +152,11 @@ class JobFolder:
                 os.close(self._lock_fd)
             self._lock_fd = None
 
+    def lock_fds(self) -> tuple[int, ...]:
+        """The descriptor holding the lock, if held: a forked helper process closes it (it must not keep the
+        folder locked after the job)."""
+        return () if self._lock_fd is None else (self._lock_fd,)
+
     @contextlib.contextmanager
     def held(self, inputs: Sequence[Path]) -> Iterator[JobFolder]:
         """Check, lock, and release at the end (also on errors)."""

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import fcntl
+import os
 import re
+import time
 
 import pytest
 
@@ -53,3 +56,69 @@ def test_figures_for_a_paper(paper):
         dpi = img.info.get("dpi", (0, 0))
         assert round(dpi[0]) == 200 and img.size[0] > 1000
     assert (tmp / "bleu_vs_human_mqm.pdf").read_bytes().startswith(b"%PDF")
+
+
+def test_figures_drawn_aside_are_the_figures_drawn_here(paper, tmp_path):
+    """The forked child draws the same files (PNG bytes equal) and returns their names; the parent goes on
+    meanwhile."""
+    result, _ = paper
+    here, aside = tmp_path / "here", tmp_path / "aside"
+    here.mkdir()
+    aside.mkdir()
+    names = figures.draw(result, here)
+    with figures.drawn_aside(result, aside) as wait:
+        assert wait() == names and wait() == names
+    assert sorted(p.name for p in aside.iterdir()) == sorted(names)
+    for name in names:
+        if name.endswith(".png"):
+            assert (aside / name).read_bytes() == (here / name).read_bytes(), name
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return os.waitpid(pid, os.WNOHANG)[0] == 0
+    except ChildProcessError:  # reaped
+        return False
+
+
+def test_a_failing_child_is_an_error_naming_its_cause(paper, tmp_path, monkeypatch):
+    result, _ = paper
+
+    def broken(result, folder):
+        raise ValueError("no such colour")
+
+    monkeypatch.setattr(figures, "draw", broken)  # the child inherits it
+    with figures.drawn_aside(result, tmp_path) as wait:
+        pid = wait.pid
+        with pytest.raises(RuntimeError, match=r"^drawing the figures failed: ValueError: no such colour\n"):
+            wait()
+        with pytest.raises(RuntimeError, match="see the first error"):
+            wait()
+    assert not _alive(pid)
+
+
+def test_the_child_lets_the_folder_lock_go_and_dies_with_the_block(paper, tmp_path, monkeypatch):
+    """The child closes the lock's descriptor (the folder is free once the parent releases it, though the child
+    still runs), and leaving the block by an error kills and reaps the child at once."""
+    result, _ = paper
+    lock = tmp_path / ".lock"
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    started = tmp_path / "started"
+    monkeypatch.setattr(figures, "draw", lambda result, folder: started.touch() or time.sleep(60) or [])
+    with pytest.raises(KeyError):
+        with figures.drawn_aside(result, tmp_path, close_fds=[fd]) as wait:
+            pid = wait.pid
+            for _ in range(6000):  # the child closes its copy of fd before it draws
+                if started.exists():
+                    break
+                time.sleep(0.01)
+            os.close(fd)  # the parent lets go: no copy may keep the lock
+            other = os.open(lock, os.O_RDWR)
+            try:
+                fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            finally:
+                os.close(other)
+            assert _alive(pid)
+            raise KeyError("the job failed")
+    assert not _alive(pid)
