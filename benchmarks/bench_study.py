@@ -343,7 +343,7 @@ PHASES = [
     ("harness.job.analysis", "score_cells", "corpus + sentence BLEU", 1),
     ("harness.job.analysis", "resample", "bootstrap CIs + all-pairs paired bootstrap", 1),
     ("harness.job.analysis", "correlations", "correlations with the human scores", 1),
-    ("harness.job.analysis", "system_level", "system level (+ bootstrap CIs)", 2),
+    ("harness.job.analysis", "system_level_subsets", "system level (+ bootstrap CIs)", 2),
     ("harness.job.analysis", "segment_level", "segment level (+ bootstrap CIs)", 2),
     ("harness.job.analysis", "wmt_statistics", "WMT statistics (pairwise acc., soft pairwise acc., acc_eq)", 1),
     ("harness.job.analysis", "compare_variants", "variants compared (paired bootstrap of Pearson r)", 1),

@@ -32,6 +32,7 @@ from .resampling import (
     check_systems,
     generator,
     percentile_interval,
+    seeded_counts,
 )
 from .significance import Comparison
 
@@ -420,7 +421,7 @@ def bootstrap_system_correlation(
     _check_choice("method", method, METHODS)
     n_samples, seed = _checked(n_samples, seed, alpha)
     st, hs, point = _system_inputs(stats, human_seg, human_sys)
-    counts = bootstrap_counts(generator(seed), st.shape[1], n_samples)
+    counts = seeded_counts(seed, st.shape[1], n_samples)
     bleu_b, human_b = _system_resamples(st, hs, point, score_fn, counts)
     return _interval(_batch_values(method, bleu_b, human_b), alpha)
 
@@ -447,29 +448,53 @@ def system_level(
     ``n_samples == 0``), ``n`` (systems with both scores). All methods share one index matrix. The caller adds
     ``dataset``, ``refset``, ``variant``, ``human_score``, ``include_human``.
     """
+    return system_level_subsets(stats, human_seg, score_fn, [system_mask], methods=methods, human_sys=human_sys,
+                                n_samples=n_samples, seed=seed, alpha=alpha)[0]
+
+
+def system_level_subsets(
+    stats: Any,
+    human_seg: Any | None,
+    score_fn: ScoreFn,
+    system_masks: Sequence[Any | None],
+    *,
+    methods: Sequence[str] = METHODS,
+    human_sys: Any | None = None,
+    n_samples: int = 1000,
+    seed: int = 12345,
+    alpha: float = 0.05,
+) -> list[list[Correlation]]:
+    """:func:`system_level` for several subsets of the systems (a mask each, None for all), e.g. with and without
+    the human translations: one resampling of every system serves all subsets (a system's resampled BLEU and human
+    score do not depend on the other systems), so each subset gets the rows :func:`system_level` gives it."""
     for m in methods:
         _check_choice("method", m, METHODS)
     check_level(alpha, "alpha")
     st, hs, point = _system_inputs(stats, human_seg, human_sys)
-    if system_mask is not None:
-        mask = np.asarray(system_mask, dtype=bool)
+    masks = []
+    for system_mask in system_masks:
+        mask = np.ones(st.shape[0], dtype=bool) if system_mask is None else np.asarray(system_mask, dtype=bool)
         if mask.shape != (st.shape[0],):
             raise InputError(f"system_mask must have one entry per system ({st.shape[0]}), got {mask.shape}")
-        st, point = st[mask], point[mask]
-        hs = None if hs is None else hs[mask]
-    bleu = np.asarray(score_fn(st.sum(axis=1)), dtype=np.float64)
-    n_valid = int((~(np.isnan(bleu) | np.isnan(point))).sum())
+        masks.append(mask)
+    bleu_all = np.asarray(score_fn(st.sum(axis=1)), dtype=np.float64)
     resampled = None
     if n_samples:
         n_samples, seed = _checked(n_samples, seed, alpha)
-        counts = bootstrap_counts(generator(seed), st.shape[1], n_samples)
+        counts = seeded_counts(seed, st.shape[1], n_samples)
         resampled = _system_resamples(st, hs, point, score_fn, counts)
-    rows = []
-    for m in methods:
-        value, p = correlate(bleu, point, m)
-        lo, hi = (math.nan, math.nan) if resampled is None else _interval(_batch_values(m, *resampled), alpha)
-        rows.append(Correlation("system", m, "none", value, p, lo, hi, n_valid))
-    return rows
+    out = []
+    for mask in masks:
+        bleu, human = bleu_all[mask], point[mask]
+        n_valid = int((~(np.isnan(bleu) | np.isnan(human))).sum())
+        rows = []
+        for m in methods:
+            value, p = correlate(bleu, human, m)
+            lo, hi = ((math.nan, math.nan) if resampled is None else
+                      _interval(_batch_values(m, resampled[0][:, mask], resampled[1][:, mask]), alpha))
+            rows.append(Correlation("system", m, "none", value, p, lo, hi, n_valid))
+        out.append(rows)
+    return out
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -579,6 +604,8 @@ def _pooled_resampled(method: str, metric: FloatArray, human: FloatArray, counts
     if x.size < _MIN_PAIRS:
         out[:] = np.nan
         return out
+    if method == "pearson":
+        return _pooled_pearson(x, y, seg, counts)
     for sl in _chunks(counts.shape[0], x.size):
         w = counts[sl][:, seg]  # [b, items]
         if method == "kendall":
@@ -599,6 +626,26 @@ def _weighted_pearson(x: FloatArray, y: FloatArray, w: FloatArray) -> FloatArray
         sxy, sxx, syy = (w * dx * dy).sum(axis=1), (w * dx * dx).sum(axis=1), (w * dy * dy).sum(axis=1)
         r = np.clip(sxy / np.sqrt(sxx * syy), -1.0, 1.0)
     constant = (sxx <= 0) | (syy <= 0) | (np.count_nonzero(w, axis=1) < 2) | (total < _MIN_PAIRS)
+    return np.where(constant, np.nan, r)
+
+
+def _pooled_pearson(x: FloatArray, y: FloatArray, seg: NDArray[np.intp], counts: FloatArray) -> FloatArray:
+    """Pooled Pearson r on every segment resample ``counts[B, n]`` of the items ``x``, ``y`` (item ``k`` belongs to
+    segment ``seg[k]``): an item's weight in a resample is its segment's count, so every weighted sum Pearson needs
+    is ``counts @ (that sum over each segment's items)``: one matrix product, no ``[B, items]`` arrays. ``x`` and
+    ``y`` are centred first (Pearson ignores shifts), so the variances are not differences of large sums; a
+    variance below 1e-12 of its sum of squares is a constant side (NaN), as are fewer than 2 items or a total
+    weight under the minimum number of pairs, as in :func:`_weighted_pearson`."""
+    n = counts.shape[1]
+    x, y = x - x.mean(), y - y.mean()
+    columns = (None, x, y, x * x, y * y, x * y)
+    per_segment = np.stack([np.bincount(seg, weights=c, minlength=n) for c in columns], axis=1)  # [n, 6]
+    total, sx, sy, sxx, syy, sxy = (counts @ per_segment).T
+    items = (counts > 0) @ per_segment[:, 0]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        vx, vy = sxx - sx * sx / total, syy - sy * sy / total
+        r = np.clip((sxy - sx * sy / total) / np.sqrt(vx * vy), -1.0, 1.0)
+    constant = (vx <= 1e-12 * sxx) | (vy <= 1e-12 * syy) | (items < 2) | (total < _MIN_PAIRS)
     return np.where(constant, np.nan, r)
 
 
@@ -646,7 +693,7 @@ def bootstrap_segment_correlation(
     _check_choice("grouping", grouping, GROUPINGS)
     n_samples, seed = _checked(n_samples, seed, alpha)
     mt, hm = _segment_inputs(metric, human)
-    counts = bootstrap_counts(generator(seed), mt.shape[1], n_samples)
+    counts = seeded_counts(seed, mt.shape[1], n_samples)
     return _interval(_segment_resampled_values(mt, hm, method, grouping, threshold, counts), alpha)
 
 
@@ -682,7 +729,7 @@ def segment_level(
     counts = None
     if n_samples:
         n_samples, seed = _checked(n_samples, seed, alpha)
-        counts = bootstrap_counts(generator(seed), mt.shape[1], n_samples)
+        counts = seeded_counts(seed, mt.shape[1], n_samples)
     rows = []
     for g in groupings:
         for m in methods:
@@ -835,7 +882,7 @@ def compare_system_correlations(
         raise InputError(f"stats_b must cover the same systems and segments {sa.shape[:2]}, got {sb.shape[:2]}")
     va, _ = correlate(np.asarray(score_fn_a(sa.sum(axis=1)), dtype=np.float64), point, method)
     vb, _ = correlate(np.asarray(score_fn_b(sb.sum(axis=1)), dtype=np.float64), point, method)
-    counts = bootstrap_counts(generator(seed), sa.shape[1], n_samples)
+    counts = seeded_counts(seed, sa.shape[1], n_samples)
     ra = _batch_values(method, *_system_resamples(sa, hs, point, score_fn_a, counts))
     rb = _batch_values(method, *_system_resamples(sb, hs, point, score_fn_b, counts))
     diffs = rb - ra

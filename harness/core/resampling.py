@@ -17,6 +17,7 @@ Pure core: numpy only.
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Iterator
 
 import numpy as np
@@ -123,6 +124,26 @@ def bootstrap_counts(rng: np.random.Generator, n_segments: int, n_samples: int) 
     """``counts[n_samples, n]`` of ``n_samples`` resamples drawn from ``rng`` (one call, sacrebleu's stream)."""
     check_memory(n_samples * n_segments, "the bootstrap resamples", per_sample=n_segments)
     return counts_of(rng.integers(0, n_segments, (n_samples, n_segments)), n_segments).astype(np.float64)
+
+
+#: Largest count matrix :func:`seeded_counts` keeps (4 of them at most).
+SEEDED_CACHE_BYTES = 64 * 2**20
+
+
+@functools.lru_cache(maxsize=4)
+def _seeded_counts(seed: int, n_segments: int, n_samples: int) -> FloatArray:
+    counts = bootstrap_counts(generator(seed), n_segments, n_samples)
+    counts.flags.writeable = False
+    return counts
+
+
+def seeded_counts(seed: int, n_segments: int, n_samples: int) -> FloatArray:
+    """``bootstrap_counts(generator(seed), n_segments, n_samples)``, read-only and kept for the next call with
+    the same arguments (a job's correlation intervals all draw the same resamples); matrices over
+    :data:`SEEDED_CACHE_BYTES` are drawn anew each time."""
+    if n_segments * n_samples * 8 > SEEDED_CACHE_BYTES:
+        return bootstrap_counts(generator(seed), n_segments, n_samples)
+    return _seeded_counts(int(seed), int(n_segments), int(n_samples))
 
 
 def iter_bootstrap_counts(rng: np.random.Generator, n_segments: int, n_samples: int, rows: int

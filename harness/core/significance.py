@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 import statistics
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
@@ -209,6 +210,23 @@ def _estimate_ci(scores: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray
     return srt.mean(axis=-1), 0.5 * (hi - lo), lo, hi
 
 
+def exact_mean(values: Sequence[float]) -> float:
+    """``statistics.mean`` of floats (sacrebleu's mean of the bootstrap scores): the correctly rounded quotient of
+    their exact sum, without a fraction per value. The exact sum is split into a few doubles by repeated
+    ``math.fsum`` of the values minus the parts found so far (each fsum is correctly rounded, so it returns 0 only
+    when the parts add up to the values exactly); only those parts become fractions."""
+    vals = [float(v) for v in values]
+    if not vals or not all(math.isfinite(v) for v in vals):
+        return float(statistics.mean(vals))  # its error or its inf/nan
+    parts: list[float] = []
+    try:
+        while (rest := math.fsum([*vals, *(-p for p in parts)])) != 0.0:
+            parts.append(rest)
+    except OverflowError:  # sums beyond the float range: the fractions all the way
+        return float(statistics.mean(vals))
+    return float(sum((Fraction(p) for p in parts), Fraction(0)) / len(vals))
+
+
 def bootstrap_ci(stats: Any, score_fn: Any, n_samples: int = DEFAULT_CONFIDENCE_SAMPLES,
                  seed: int | None = DEFAULT_SEED, *, names: Sequence[str] | None = None,
                  max_bytes: int = DEFAULT_MAX_BYTES) -> ConfidenceInterval | list[ConfidenceInterval]:
@@ -232,7 +250,7 @@ def bootstrap_ci(stats: Any, score_fn: Any, n_samples: int = DEFAULT_CONFIDENCE_
     for s in range(X.shape[0]):
         raw = sorted(float(v) for v in res[s])  # sacrebleu Score.estimate_ci: sorted() + statistics.mean
         lo, hi = raw[lo_i], raw[n_samples - lo_i - 1]
-        out.append(ConfidenceInterval(names_[s], float(actual[s]), float(statistics.mean(raw)), 0.5 * (hi - lo),
+        out.append(ConfidenceInterval(names_[s], float(actual[s]), exact_mean(raw), 0.5 * (hi - lo),
                                       lo, hi, n_samples, seed))
     return out[0] if single else out
 

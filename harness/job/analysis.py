@@ -27,7 +27,7 @@ from ..core.correlation import (
     correlate,
     ranking_agreement,
     segment_level,
-    system_level,
+    system_level_subsets,
 )
 from ..core.options import get_profile
 from ..core.significance import all_pairs, block_protocol, bootstrap_ci, significance_clusters
@@ -166,12 +166,13 @@ def correlations(spec: JobSpec, inputs: Inputs, cells: Sequence[Cell], human: Hu
         resample_human = all(with_seg) and not human.differs
         hseg = _human_matrix(group, human) if resample_human else None
         masks = [(True, None)] + ([(False, ~is_human)] if is_human.any() else [])
-        for include_human, mask in masks:
-            if _additive(group[0].variant):
-                found = system_level(stack([c.stats for c in group], opts), hseg, score_fn(opts), system_mask=mask,
-                                     human_sys=hsys, n_samples=spec.n_samples, seed=spec.seed)
-            else:
-                found = _point_rows(group, hsys, mask)
+        if _additive(group[0].variant):  # one resampling serves both subsets
+            subsets = system_level_subsets(stack([c.stats for c in group], opts), hseg, score_fn(opts),
+                                           [mask for _, mask in masks], human_sys=hsys, n_samples=spec.n_samples,
+                                           seed=spec.seed)
+        else:
+            subsets = [_point_rows(group, hsys, mask) for _, mask in masks]
+        for (include_human, _), found in zip(masks, subsets):
             seg_cells = [c for c, ok in zip(group, with_seg) if ok and (include_human or not c.system.human)]
             if len(seg_cells) >= 2:
                 seg_samples = min(spec.n_samples, SEGMENT_CI_SAMPLES) if refset == full else 0

@@ -220,6 +220,27 @@ def test_system_level_point_values_and_mask():
         assert r.n == 5 and r.level == "system" and math.isnan(r.ci_low)
 
 
+@pytest.mark.parametrize("with_segments", [True, False])
+def test_system_level_subsets_equal_system_level_per_subset(with_segments):
+    """One resampling of every system serves each subset: values and p-values exactly, intervals to rel 1e-12,
+    with the human scores resampled (segment scores) and held fixed (system scores only)."""
+    stats, human = synthetic(n_segments=80, noise=20.0)
+    human[2, :7] = np.nan
+    hseg, hsys = (human, None) if with_segments else (None, np.nanmean(human, axis=1) + 0.3)
+    masks = [None, np.array([True, False, True, True, False, True]), np.array([False, True, True, True, True, True])]
+    together = corr.system_level_subsets(stats, hseg, bleu4, masks, human_sys=hsys, n_samples=300, seed=5)
+    for mask, rows in zip(masks, together):
+        alone = corr.system_level(stats, hseg, bleu4, system_mask=mask, human_sys=hsys, n_samples=300, seed=5)
+        assert [(r.method, r.value, r.p_value, r.n) for r in rows] == [(r.method, r.value, r.p_value, r.n)
+                                                                         for r in alone]
+        for r, a in zip(rows, alone):
+            assert (r.ci_low, r.ci_high) == pytest.approx((a.ci_low, a.ci_high), rel=1e-12)
+            assert r.ci_low <= r.ci_high
+    assert together[1][0].ci_low < together[1][0].ci_high  # intervals that can differ
+    with pytest.raises(InputError, match="one entry per system"):
+        corr.system_level_subsets(stats, hseg, bleu4, [np.ones(4, dtype=bool)], human_sys=hsys)
+
+
 def test_system_bootstrap_matches_naive_loop():
     stats, human = synthetic(n_segments=60)
     human[0, :10] = np.nan
@@ -275,6 +296,25 @@ def test_segment_resamples_match_naive_recomputation(method, grouping):
     for b in range(6):
         expected = corr.segment_correlation(metric[:, idx[b]], human[:, idx[b]], method, grouping)[0]
         assert got[b] == pytest.approx(expected, abs=1e-12)
+
+
+def test_pooled_pearson_resamples_of_a_constant_side_are_undefined():
+    """A constant metric or human side, or a resample that keeps one segment whose values are all equal, has no
+    Pearson r: NaN, as segment_correlation says (not a ratio of rounding errors)."""
+    rng = np.random.default_rng(2)
+    human = rng.normal(size=(3, 10))
+    metric = human + rng.normal(size=human.shape)
+    metric[:, 4] = 7.25  # segment 4: one value for every system
+    counts = np.zeros((3, 10))
+    counts[0, 4] = 10  # only segment 4
+    counts[1] = 1  # everything once
+    counts[2, [4, 5]] = 5
+    got = corr._segment_resampled_values(metric, human, "pearson", "none", 0.0, counts)
+    assert math.isnan(got[0]) and got[1] == pytest.approx(corr.segment_correlation(metric, human)[0], rel=1e-12)
+    assert got[2] == pytest.approx(corr.segment_correlation(metric[:, [4, 5]], human[:, [4, 5]])[0], rel=1e-12)
+    for flat in (np.full(human.shape, 3.5), np.full(human.shape, -1e6)):
+        assert np.isnan(corr._segment_resampled_values(flat, human, "pearson", "none", 0.0, counts)).all()
+        assert np.isnan(corr._segment_resampled_values(metric, flat, "pearson", "none", 0.0, counts)).all()
 
 
 # ------------------------------------------------------------------------------------------------- comparisons

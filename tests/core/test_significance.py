@@ -351,3 +351,19 @@ def test_inputs_and_options():
     # any vectorised score function works (here: plain float64, no resampled attribute)
     res = sig.paired_test(_synthetic_groups(n=60)[:2], lambda s: 100.0 * s[..., 2] / s[..., 6], "bs", 100)
     assert res[1].p_value is not None and res[1].mean is not None
+
+
+def test_exact_mean_is_statistics_mean():
+    """The bootstrap mean is sacrebleu's statistics.mean exactly (both are the correctly rounded mean of the exact
+    sum): on BLEU-like scores, on values spanning the whole float range, with cancellation, ties and subnormals."""
+    import statistics
+
+    rng = np.random.default_rng(8)
+    cases = [list(rng.uniform(0, 100, 1000)), [0.1] * 999, [1e308, 1e308, -1e308], [5e-324, 1.0, -1.0],
+             list(rng.normal(size=500) * 10.0 ** rng.integers(-300, 300, 500)), [1.0, 1e100, 1.0, -1e100],
+             [2.5], [0.0, -0.0], list(np.round(rng.uniform(0, 60, 1000), 2))]
+    for values in cases:
+        assert sig.exact_mean(values) == statistics.mean(values), values[:3]
+    assert math.isnan(sig.exact_mean([1.0, float("nan")]))
+    with pytest.raises(statistics.StatisticsError):
+        sig.exact_mean([])
