@@ -314,10 +314,8 @@ def _metrics(items: Mapping[str, float], ts: int, step: int = 0) -> list[Any]:
     return [Metric(k, float(v), ts, step) for k, v in items.items() if v is not None and math.isfinite(float(v))]
 
 
-def _tags(items: Mapping[str, Any]) -> list[Any]:
-    from mlflow.entities import RunTag
-
-    return [RunTag(k, "" if v is None else str(v)) for k, v in items.items()]
+def _tags(items: Mapping[str, Any]) -> dict[str, str]:
+    return {k: "" if v is None else str(v) for k, v in items.items()}
 
 
 def all_runs(client: Any, exp_id: str, filter_string: str = "") -> list[Any]:
@@ -440,10 +438,12 @@ def log_job(uri: str, runs_dir: Path, payload: JobPayload, artifacts: Mapping[st
         client.log_batch(parent_id, metrics=_metrics(payload.metrics, ts), params=_params(payload.params))
         _log_dataset(client, parent_id, payload.dataset)
         for run in payload.runs:
-            child = client.create_run(exp_id, run_name=run.name, tags={"mlflow.parentRunId": parent_id, **user})
+            # the tags go in with the run (one transaction; log_batch's tags cost as much as its metrics)
+            child = client.create_run(exp_id, run_name=run.name,
+                                      tags={**_tags(run.tags), "mlflow.parentRunId": parent_id, **user})
             created.append(child.info.run_id)
             client.log_batch(child.info.run_id, metrics=_metrics(run.metrics, ts, run.step),
-                             params=_params(run.params), tags=_tags(run.tags))
+                             params=_params(run.params))
             _log_dataset(client, child.info.run_id, payload.dataset)
             if progress is not None:
                 progress.update(1)
