@@ -1,4 +1,5 @@
-"""Session fixtures: the real data, one MLflow server for the whole session, a migrated SQLite store to copy.
+"""Session fixtures: the real data, one MLflow server for the whole session, a migrated SQLite store to copy,
+sacrebleu's statistics of the real data computed once per session.
 
 One ``mlflow server`` serves the whole test session, however many xdist workers run it: it takes 10-20 s to
 start (two processes importing mlflow's server), so the first worker that collects a test needing it starts it in
@@ -10,6 +11,7 @@ end (:func:`pytest_unconfigure`).
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import json
 import os
 import shutil
@@ -75,6 +77,56 @@ def wmt21() -> dict:
         "refs": {p.stem: read_lines(p) for p in sorted((root / "refs").glob("*.txt"))},
         "systems": {p.stem: read_lines(p) for p in sorted((root / "systems").glob("*.txt"))},
     }
+
+
+def _sacrebleu_statistics(root: Path, refs: tuple[str, ...], tokenize: str, lowercase: bool,
+                          systems: tuple[str, ...]) -> dict:
+    """{system: int64 array}: sacrebleu's own per-segment statistics (``BLEU._extract_corpus_statistics``: hyp_len,
+    ref_len, matches, totals) of ``root/systems/SYSTEM.txt`` against the references ``root/refs/NAME.txt`` named in
+    ``refs``. Each is computed by the first worker that asks and kept in the session's shared folder for the others:
+    the same oracle, counted once (test_api, test_token_ids and the demo's tables use it)."""
+    import numpy as np
+    import sacrebleu
+    from sacrebleu.metrics.bleu import BLEU
+
+    key = json.dumps([str(root), refs, tokenize, lowercase, sacrebleu.__version__])
+    stem = f"sacrebleu-{hashlib.sha256(key.encode()).hexdigest()[:16]}"
+    folder = Path(os.environ[SHARED])
+    stats, oracle = {}, None
+    with _shared_lock(stem):
+        for system in systems:
+            path = folder / f"{stem}-{system}.npy"
+            if not path.exists():
+                if oracle is None:  # sacrebleu caches the references in the object
+                    oracle = BLEU(tokenize=tokenize, lowercase=lowercase,
+                                  references=[read_lines(root / "refs" / f"{r}.txt") for r in refs])
+                rows = oracle._extract_corpus_statistics(read_lines(root / "systems" / f"{system}.txt"), None)
+                np.save(path.with_suffix(".tmp.npy"), np.array(rows, dtype=np.int64))
+                os.replace(path.with_suffix(".tmp.npy"), path)
+            stats[system] = np.load(path)
+    return stats
+
+
+@pytest.fixture(scope="session")
+def sacrebleu_stats():
+    """``sacrebleu_stats(root, refs, tokenize="13a", lowercase=False, systems=None)`` -> {system: sacrebleu's
+    per-segment statistics} for the systems named (None: every system under ``root/systems``), computed once per
+    session for all workers; :func:`support.sacrebleu_score` turns them into sacrebleu's score."""
+    memo: dict = {}
+
+    def get(root: Path, refs: tuple[str, ...], tokenize: str = "13a", lowercase: bool = False,
+            systems: tuple[str, ...] | None = None) -> dict:
+        root = Path(root)
+        if systems is None:
+            systems = tuple(p.stem for p in sorted((root / "systems").glob("*.txt")))
+        key = (str(root), tuple(refs), tokenize, lowercase)
+        have = memo.setdefault(key, {})
+        missing = tuple(s for s in systems if s not in have)
+        if missing:
+            have.update(_sacrebleu_statistics(root, tuple(refs), tokenize, lowercase, missing))
+        return {s: have[s] for s in systems}
+
+    return get
 
 
 @pytest.fixture(scope="session")

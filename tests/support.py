@@ -61,6 +61,16 @@ def make_dataset(root: Path, n: int = 30, systems: tuple[str, ...] = ("Nemo", "U
     return root
 
 
+def sacrebleu_score(stats, smooth_method: str = "exp", smooth_value: float | None = None,
+                    effective_order: bool = False):
+    """sacrebleu's BLEUScore of statistics rows (sacrebleu's own layout, summed over the rows as its
+    ``corpus_score`` does): the score ``BLEU(...).corpus_score`` gives for the texts the rows were counted from."""
+    from sacrebleu.metrics.bleu import BLEU
+
+    total = [int(x) for x in (stats.sum(0) if getattr(stats, "ndim", 1) == 2 else stats)]
+    return BLEU.compute_bleu(total[2:6], total[6:], total[0], total[1], smooth_method, smooth_value, effective_order)
+
+
 def executable(name: str) -> str:
     return shutil.which(name) or str(BIN / name)
 
