@@ -362,7 +362,7 @@ def test_submitit_local_multirun_two_variants_with_tracking(tmp_path, small_data
     runs = tmp_path / "shared" / "runs"  # stands for runs_dir=/shared/...
     proc = run_harness(tmp_path, "-m", "hydra/launcher=submitit_local", "bleu=sacrebleu,char",
                        f"dataset.root={small_dataset}", "dataset.refsets=all", "human=none", "n_samples=100",
-                       f"runs_dir={runs}")
+                       "figures=false", f"runs_dir={runs}")
     assert "Submitit 'local' sweep" in proc.stdout + proc.stderr
     assert list(runs.glob(".sweeps/*/.submitit/*/*_result.pkl"))  # the jobs really went through submitit
     # flat job folders runs/<experiment>/<name>-<hash>, the experiment named after the dataset folder
@@ -374,7 +374,8 @@ def test_submitit_local_multirun_two_variants_with_tracking(tmp_path, small_data
         assert match, folder.name
         parts = dict(part.split("=") for part in match.group(1).split(","))
         variant = parts.pop("bleu")
-        assert parts == {"refsets": "all", "root": "small", "human": "none", "n_samples": "100"}, folder.name
+        assert parts == {"refsets": "all", "root": "small", "human": "none", "n_samples": "100",
+                         "figures": "False"}, folder.name
         tables[variant] = pd.read_parquet(folder / "system_scores.parquet")
     assert sorted(tables) == ["char", "sacrebleu"]
     refs = [read_lines(small_dataset / "refs" / f"{r}.txt") for r in ("ref-C", "ref-D")]
