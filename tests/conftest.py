@@ -60,7 +60,18 @@ def _shared_server() -> MlflowServer:
         return server
 
 
+#: The files that take longest (CPU seconds of the README's test command, with their subprocesses), longest first.
+#: They run first: xdist hands out whole files (``--dist=loadfile``) in collection order
+#: (``--no-loadscope-reorder``), so the short files fill the end and no worker is left alone with a long file.
+LONGEST_FIRST = ("entry/test_reliability.py", "entry/test_app.py", "text/test_token_ids.py", "test_api.py",
+                 "entry/test_shards.py", "entry/test_cli.py", "entry/test_history.py", "test_runner.py",
+                 "text/test_tokenizers.py", "job/test_report.py")
+
+
 def pytest_collection_modifyitems(session, config, items):
+    tests = Path(__file__).parent
+    rank = {(tests / name).resolve(): i for i, name in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(Path(item.path).resolve(), len(rank)))  # stable: the rest keep their order
     if SHARED in os.environ and any("mlflow_server" in getattr(item, "fixturenames", ()) for item in items):
         _shared_server()  # start it now; the tests that need it wait for it to answer
 
