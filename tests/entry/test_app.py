@@ -86,9 +86,10 @@ def test_demo_mlflow_runs_equal_the_table(demo):
 
 def test_a_dataset_folder_names_the_experiment_and_the_job(tmp_path):
     ds = make_dataset(tmp_path / "mini")
-    proc = run_harness(tmp_path, f"dataset.root={ds}", "bleu=sacrebleu", "tracking=false", "n_samples=50")
+    proc = run_harness(tmp_path, f"dataset.root={ds}", "bleu=sacrebleu", "tracking=false", "n_samples=50",
+                       "figures=false")
     folder = job_folder(tmp_path, "mini")  # not "demo"
-    assert folder.name.startswith("bleu=sacrebleu,root=mini,n_samples=50-")
+    assert folder.name.startswith("bleu=sacrebleu,root=mini,figures=false,n_samples=50-")
     table = pd.read_parquet(folder / "system_scores.parquet")
     assert set(table["dataset"]) == {"mini"} and sorted(table["system"]) == ["Nemo", "Online-W", "UEdin"]
     assert "BLEU against ref-C" in proc.stdout
