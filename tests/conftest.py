@@ -10,20 +10,15 @@ end (:func:`pytest_unconfigure`).
 
 from __future__ import annotations
 
-import fcntl
-import hashlib
 import json
 import os
 import shutil
 import tempfile
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
-from support import MlflowServer, dataset_dirs, read_lines
-
-SHARED = "HARNESS_TEST_SHARED"
+from support import SHARED, MlflowServer, dataset_dirs, once_per_session, read_lines, shared_lock
 
 
 def pytest_configure(config):
@@ -41,18 +36,11 @@ def pytest_unconfigure(config):
     shutil.rmtree(shared, ignore_errors=True)
 
 
-@contextmanager
-def _shared_lock(name: str):
-    with open(Path(os.environ[SHARED]) / f"{name}.lock", "w") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
-        yield
-
-
 def _shared_server() -> MlflowServer:
     """The session's server: started (without waiting) by the first caller, attached to by the others."""
     shared = Path(os.environ[SHARED])
     info = shared / "mlflow_server.json"
-    with _shared_lock("mlflow_server"):
+    with shared_lock("mlflow_server"):
         if info.exists():
             return MlflowServer.attach(json.loads(info.read_text()))
         server = MlflowServer(shared / "mlflow-server").launch()
@@ -94,28 +82,25 @@ def _sacrebleu_statistics(root: Path, refs: tuple[str, ...], tokenize: str, lowe
                           systems: tuple[str, ...]) -> dict:
     """{system: int64 array}: sacrebleu's own per-segment statistics (``BLEU._extract_corpus_statistics``: hyp_len,
     ref_len, matches, totals) of ``root/systems/SYSTEM.txt`` against the references ``root/refs/NAME.txt`` named in
-    ``refs``. Each is computed by the first worker that asks and kept in the session's shared folder for the others:
-    the same oracle, counted once (test_api, test_token_ids and the demo's tables use it)."""
+    ``refs``, each counted once per session (:func:`support.once_per_session`): test_api, test_token_ids and the
+    demo's tables use them."""
     import numpy as np
     import sacrebleu
     from sacrebleu.metrics.bleu import BLEU
 
-    key = json.dumps([str(root), refs, tokenize, lowercase, sacrebleu.__version__])
-    stem = f"sacrebleu-{hashlib.sha256(key.encode()).hexdigest()[:16]}"
-    folder = Path(os.environ[SHARED])
-    stats, oracle = {}, None
-    with _shared_lock(stem):
-        for system in systems:
-            path = folder / f"{stem}-{system}.npy"
-            if not path.exists():
-                if oracle is None:  # sacrebleu caches the references in the object
-                    oracle = BLEU(tokenize=tokenize, lowercase=lowercase,
-                                  references=[read_lines(root / "refs" / f"{r}.txt") for r in refs])
-                rows = oracle._extract_corpus_statistics(read_lines(root / "systems" / f"{system}.txt"), None)
-                np.save(path.with_suffix(".tmp.npy"), np.array(rows, dtype=np.int64))
-                os.replace(path.with_suffix(".tmp.npy"), path)
-            stats[system] = np.load(path)
-    return stats
+    oracle = None
+
+    def count(system: str):
+        nonlocal oracle
+        if oracle is None:  # sacrebleu caches the references in the object
+            oracle = BLEU(tokenize=tokenize, lowercase=lowercase,
+                          references=[read_lines(root / "refs" / f"{r}.txt") for r in refs])
+        rows = oracle._extract_corpus_statistics(read_lines(root / "systems" / f"{system}.txt"), None)
+        return np.array(rows, dtype=np.int64)
+
+    return {system: once_per_session(json.dumps(["sacrebleu statistics", str(root), refs, tokenize, lowercase, system,
+                                                 sacrebleu.__version__]), lambda system=system: count(system))
+            for system in systems}
 
 
 @pytest.fixture(scope="session")

@@ -7,7 +7,10 @@ copies are oracle-tested.
 from __future__ import annotations
 
 import contextlib
+import fcntl
+import hashlib
 import os
+import pickle
 import shutil
 import signal
 import socket
@@ -16,6 +19,9 @@ import sys
 import time
 import urllib.request
 from pathlib import Path
+from typing import Callable, TypeVar
+
+T = TypeVar("T")
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "harness" / "data"
@@ -23,6 +29,8 @@ CANDIDATES = [DATA / "wmt21_news_ende", REPO.parent / "shared" / "data" / "wmt21
 DEMO = CANDIDATES[0]
 DEEN = DATA / "wmt21_news_deen_da"
 BIN = Path(sys.executable).parent
+#: The environment variable naming a folder of the test session, shared by its xdist workers (made by conftest).
+SHARED = "HARNESS_TEST_SHARED"
 
 
 def dataset_dirs() -> list[Path]:
@@ -59,6 +67,31 @@ def make_dataset(root: Path, n: int = 30, systems: tuple[str, ...] = ("Nemo", "U
                 rows.append(line)
         write_lines(root / "human" / "seg.tsv", rows)
     return root
+
+
+@contextlib.contextmanager
+def shared_lock(name: str):
+    """An exclusive lock held across the processes of the test session (the xdist workers)."""
+    with open(Path(os.environ[SHARED]) / f"{name}.lock", "w") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        yield
+
+
+def once_per_session(key: str, compute: Callable[[], T]) -> T:
+    """``compute()``, or what it returned in the process of this test session that first asked for ``key``
+    (pickled in the session's shared folder): an oracle's answer counted once for all the xdist workers.
+    ``key`` must name everything the answer depends on. Without the shared folder: ``compute()``."""
+    if SHARED not in os.environ:
+        return compute()
+    name = "once-" + hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:24]
+    path = Path(os.environ[SHARED]) / f"{name}.pkl"
+    with shared_lock(name):
+        if path.exists():
+            return pickle.loads(path.read_bytes())
+        value = compute()
+        path.with_suffix(".tmp").write_bytes(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
+        os.replace(path.with_suffix(".tmp"), path)
+        return value
 
 
 def sacrebleu_score(stats, smooth_method: str = "exp", smooth_value: float | None = None,

@@ -4,9 +4,13 @@ exhaustive small alphabets, random pieces, edge lines."""
 from __future__ import annotations
 
 import itertools
+import json
 from pathlib import Path
 
+import sacrebleu
 from sacrebleu.metrics.bleu import BLEU
+
+from support import once_per_session
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -40,14 +44,24 @@ def _data_files() -> list[Path]:
 
 
 _ORACLES: dict[tuple[str, bool], BLEU] = {}
+#: From this many lines on, sacrebleu's tokens are counted once per session (test_tokenizers and test_token_ids
+#: hold the Python and the compiled path to the same oracle on the same real data and alphabets).
+SHARE_FROM = 500
 
 
-def oracle(lines: list[str], name: str, lowercase: bool) -> list[list[str]]:
-    """sacrebleu's tokens for each line (one BLEU object per configuration, as sacrebleu users have)."""
+def _sacrebleu_tokens(lines: list[str], name: str, lowercase: bool) -> list[list[str]]:
     bleu = _ORACLES.get((name, lowercase))
     if bleu is None:
         bleu = _ORACLES[(name, lowercase)] = BLEU(tokenize=name, lowercase=lowercase)
     return [bleu._preprocess_segment(line).split() for line in lines]
+
+
+def oracle(lines: list[str], name: str, lowercase: bool) -> list[list[str]]:
+    """sacrebleu's tokens for each line (one BLEU object per configuration, as sacrebleu users have)."""
+    if len(lines) < SHARE_FROM:
+        return _sacrebleu_tokens(lines, name, lowercase)
+    key = json.dumps(["sacrebleu tokens", name, lowercase, sacrebleu.__version__, lines])
+    return once_per_session(key, lambda: _sacrebleu_tokens(lines, name, lowercase))
 
 
 def _all_strings(pieces: str | list[str], max_len: int) -> list[str]:
