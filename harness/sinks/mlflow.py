@@ -436,7 +436,7 @@ def log_job(uri: str, runs_dir: Path, payload: JobPayload, artifacts: Mapping[st
             **payload.tags, **user, "harness.pid": str(os.getpid()), "harness.host": socket.gethostname()})
         parent_id = parent.info.run_id
         client.log_batch(parent_id, metrics=_metrics(payload.metrics, ts), params=_params(payload.params))
-        _log_dataset(client, parent_id, payload.dataset)
+        _log_dataset(client, uri, parent_id, payload.dataset)
         for run in payload.runs:
             # the tags go in with the run (one transaction; log_batch's tags cost as much as its metrics)
             child = client.create_run(exp_id, run_name=run.name,
@@ -444,7 +444,7 @@ def log_job(uri: str, runs_dir: Path, payload: JobPayload, artifacts: Mapping[st
             created.append(child.info.run_id)
             client.log_batch(child.info.run_id, metrics=_metrics(run.metrics, ts, run.step),
                              params=_params(run.params))
-            _log_dataset(client, child.info.run_id, payload.dataset)
+            _log_dataset(client, uri, child.info.run_id, payload.dataset)
             if progress is not None:
                 progress.update(1)
         _log_artifacts(client, parent_id, artifacts, payload.tables)
@@ -482,13 +482,27 @@ def experiment_link(uri: str, experiment_id: str) -> str:
     return f"{base}/#/experiments/{experiment_id}?workflowType=machine_learning"
 
 
-def _log_dataset(client: Any, run_id: str, dataset: tuple[str, str, str]) -> None:
-    """The dataset as an MLflow input, so the runs table's Dataset column says what was scored."""
+def _log_dataset(client: Any, uri: str, run_id: str, dataset: tuple[str, str, str]) -> None:
+    """The dataset as an MLflow input, so the runs table's Dataset column says what was scored.
+
+    MLflow looks the dataset up and inserts it if it is new, two steps that parallel jobs (a sweep) race through:
+    the second insert fails on the table's unique key (``UNIQUE constraint failed: datasets.experiment_id, ...``,
+    seen in a 2-job submitit sweep). A SQLite store is therefore written under :func:`store_lock`; a server's store
+    is asked once more after a failure (the retry finds the dataset the other job inserted)."""
     from mlflow.entities import Dataset, DatasetInput, InputTag
 
     name, digest, source = dataset
     data = Dataset(name=name, digest=digest, source_type="local", source=json.dumps({"uri": source}))
-    client.log_inputs(run_id, datasets=[DatasetInput(data, tags=[InputTag("mlflow.data.context", "eval")])])
+    inputs = [DatasetInput(data, tags=[InputTag("mlflow.data.context", "eval")])]
+    if uri.startswith("sqlite:"):
+        with store_lock(uri):
+            client.log_inputs(run_id, datasets=inputs)
+        return
+    try:
+        client.log_inputs(run_id, datasets=inputs)
+    except Exception:  # noqa: BLE001 - a lost race on the server's unique key; a second failure is raised
+        time.sleep(0.2)
+        client.log_inputs(run_id, datasets=inputs)
 
 
 @contextlib.contextmanager

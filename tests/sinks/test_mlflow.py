@@ -311,3 +311,31 @@ def test_parent_metrics_name_mt_only_when_every_system_is_mt(job):
                       correlations=tuple(r for r in result.correlations if r.include_human))
     metrics = parent_metrics(only_mt)
     assert metrics["pearson.mt_only"] == metrics["pearson.all_systems"] == with_human["pearson.all_systems"]
+
+
+def test_datasets_are_logged_under_the_store_lock(job, runs_with_store, monkeypatch):
+    """MLflow inserts a new dataset after looking it up, and two jobs of a sweep raced between the two steps
+    (UNIQUE constraint failed: datasets...): every log_inputs to a SQLite store holds the store's lock."""
+    import fcntl
+
+    from mlflow.tracking import MlflowClient
+
+    uri = store(runs_with_store)
+    lock = uri[len("sqlite:///"):] + ".lock"
+    original, held = MlflowClient.log_inputs, []
+
+    def checked(self, *args, **kwargs):
+        fd = os.open(lock, os.O_RDWR)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            held.append(False)
+            fcntl.flock(fd, fcntl.LOCK_UN)
+        except BlockingIOError:
+            held.append(True)
+        finally:
+            os.close(fd)
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(MlflowClient, "log_inputs", checked)
+    log_job(uri, runs_with_store, job["payload"], job["artifacts"])
+    assert len(held) == 1 + n_runs(job["result"]) and all(held)
