@@ -4,7 +4,9 @@ The order of what can fail is deliberate: everything that can be checked from th
 the dataset's layout is read, the job's folder is claimed (locked, refused if it is not ours or holds an input),
 then the inputs are read and checked, all before any statistics are computed. Results are written into the
 folder's staging area and published at once (:mod:`harness.job.folder`); MLflow is told last, and if it cannot
-be, the tables are there already and ``tracking_pending.json`` says what is missing.
+be, the tables are there already and ``tracking_pending.json`` says what is missing. (The MLflow store and the
+experiment may be created earlier, while a child process draws the figures; no run is logged before the folder
+is published.)
 """
 
 from __future__ import annotations
