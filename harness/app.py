@@ -89,7 +89,6 @@ def task(cfg: Any) -> float | None:
     from omegaconf import OmegaConf
 
     from .job.spec import build_spec
-    from .runner import run_job
 
     hc = HydraConfig.get()
     multirun = hc.mode == RunMode.MULTIRUN
@@ -99,6 +98,8 @@ def task(cfg: Any) -> float | None:
         container = OmegaConf.to_container(cfg, resolve=True)
         config_yaml = OmegaConf.to_yaml(cfg, resolve=True)
         spec = build_spec(container, overrides)
+        from .runner import run_job  # after the config is checked: a config error costs no import of the job
+
         outcome = run_job(spec, config_yaml)
     except HarnessError as exc:
         print(f"harness: error: {exc}", file=sys.stderr)
