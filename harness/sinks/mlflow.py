@@ -487,22 +487,22 @@ def _log_dataset(client: Any, uri: str, run_id: str, dataset: tuple[str, str, st
 
     MLflow looks the dataset up and inserts it if it is new, two steps that parallel jobs (a sweep) race through:
     the second insert fails on the table's unique key (``UNIQUE constraint failed: datasets.experiment_id, ...``,
-    seen in a 2-job submitit sweep). A SQLite store is therefore written under :func:`store_lock`; a server's store
-    is asked once more after a failure (the retry finds the dataset the other job inserted)."""
+    seen in a 2-job submitit sweep). It is written under :func:`store_lock` (a SQLite store: one job at a time) and
+    asked once more after a failure (a server's store: the retry finds the dataset the other job inserted)."""
     from mlflow.entities import Dataset, DatasetInput, InputTag
 
     name, digest, source = dataset
     data = Dataset(name=name, digest=digest, source_type="local", source=json.dumps({"uri": source}))
     inputs = [DatasetInput(data, tags=[InputTag("mlflow.data.context", "eval")])]
-    if uri.startswith("sqlite:"):
-        with store_lock(uri):
-            client.log_inputs(run_id, datasets=inputs)
-        return
-    try:
-        client.log_inputs(run_id, datasets=inputs)
-    except Exception:  # noqa: BLE001 - a lost race on the server's unique key; a second failure is raised
-        time.sleep(0.2)
-        client.log_inputs(run_id, datasets=inputs)
+    for attempt in (1, 2):
+        try:
+            with store_lock(uri):
+                client.log_inputs(run_id, datasets=inputs)
+            return
+        except Exception:  # noqa: BLE001 - a lost race on the unique key; a second failure is raised
+            if attempt == 2:
+                raise
+            time.sleep(0.2)
 
 
 @contextlib.contextmanager
