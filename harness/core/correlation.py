@@ -632,21 +632,27 @@ def _weighted_pearson(x: FloatArray, y: FloatArray, w: FloatArray) -> FloatArray
 def _pooled_pearson(x: FloatArray, y: FloatArray, seg: NDArray[np.intp], counts: FloatArray) -> FloatArray:
     """Pooled Pearson r on every segment resample ``counts[B, n]`` of the items ``x``, ``y`` (item ``k`` belongs to
     segment ``seg[k]``): an item's weight in a resample is its segment's count, so every weighted sum Pearson needs
-    is ``counts @ (that sum over each segment's items)``: one matrix product, no ``[B, items]`` arrays. ``x`` and
-    ``y`` are centred first (Pearson ignores shifts), so the variances are not differences of large sums; a
-    variance below 1e-12 of its sum of squares is a constant side (NaN), as are fewer than 2 items or a total
-    weight under the minimum number of pairs, as in :func:`_weighted_pearson`."""
+    is ``counts @ (that sum over each segment's items)``: one matrix product, no ``[B, items]`` arrays
+    (:func:`pearson_from_sums`). Fewer than 2 items or a total weight under the minimum number of pairs give NaN,
+    as in :func:`_weighted_pearson`."""
     n = counts.shape[1]
     x, y = x - x.mean(), y - y.mean()
     columns = (None, x, y, x * x, y * y, x * y)
     per_segment = np.stack([np.bincount(seg, weights=c, minlength=n) for c in columns], axis=1)  # [n, 6]
     total, sx, sy, sxx, syy, sxy = (counts @ per_segment).T
     items = (counts > 0) @ per_segment[:, 0]
+    r = pearson_from_sums(total, sx, sy, sxx, syy, sxy)
+    return np.where((items < 2) | (total < _MIN_PAIRS), np.nan, r)
+
+
+def pearson_from_sums(n: Any, sx: Any, sy: Any, sxx: Any, syy: Any, sxy: Any) -> FloatArray:
+    """Pearson r from (weighted) sums: count ``n``, ``sum x``, ``sum y``, ``sum x^2``, ``sum y^2``, ``sum xy``
+    (arrays broadcast). Centre x and y before summing (Pearson ignores shifts), so the variances are not
+    differences of large sums; a variance below 1e-12 of its sum of squares is a constant side: NaN."""
     with np.errstate(invalid="ignore", divide="ignore"):
-        vx, vy = sxx - sx * sx / total, syy - sy * sy / total
-        r = np.clip((sxy - sx * sy / total) / np.sqrt(vx * vy), -1.0, 1.0)
-    constant = (vx <= 1e-12 * sxx) | (vy <= 1e-12 * syy) | (items < 2) | (total < _MIN_PAIRS)
-    return np.where(constant, np.nan, r)
+        vx, vy = sxx - sx * sx / n, syy - sy * sy / n
+        r = np.clip((sxy - sx * sy / n) / np.sqrt(vx * vy), -1.0, 1.0)
+    return np.where((vx <= 1e-12 * sxx) | (vy <= 1e-12 * syy), np.nan, r)
 
 
 def _weighted_ranks(v: FloatArray, w: FloatArray) -> FloatArray:

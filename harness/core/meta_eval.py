@@ -16,6 +16,8 @@ from typing import Callable, NamedTuple
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from .correlation import pearson_from_sums
+
 # Conventions
 # -----------
 # - Matrices are ``systems x items``: ``metric[S, n]``, ``human[S, n]``, float64; NaN = missing. Human scores may be
@@ -45,8 +47,8 @@ __all__ = [
     "acc_eq", "acc_eq_pairs_test", "complete_block", "global_pairwise_accuracy", "kendall_variants",
     "kendall_variants_grouped", "mtme_sign_matrix", "one_minus_pce", "pairwise_accuracy",
     "pairwise_accuracy_test", "pairwise_agreement", "pairwise_p_values", "pairwise_p_values_corpus",
-    "pearson_rows", "pearson_test", "perm_both_test", "soft_pairwise_accuracy", "soft_pairwise_accuracy_corpus", "soft_pairwise_accuracy_test",
-    "tau_optimization",
+    "pearson_rows", "pearson_test", "perm_both_test", "soft_pairwise_accuracy", "soft_pairwise_accuracy_corpus",
+    "soft_pairwise_accuracy_test", "tau_optimization",
 ]
 
 #: The MTME commit this module was transcribed from and cross-checked against.
@@ -841,7 +843,8 @@ def pearson_test(
     vectors gives both correlations of every draw. ``y`` is the centred human score and the metrics are shifted
     by their common mean (Pearson ignores both shifts), so the variances are not differences of large sums. The
     values agree with :func:`pearson_rows` to about 1e-13, and a draw that swaps nothing gives ``delta`` exactly.
-    A metric whose variance is below 1e-12 of its sum of squares counts as constant (r is NaN).
+    A metric whose variance is below 1e-12 of its sum of squares counts as constant (r is NaN:
+    :func:`harness.core.correlation.pearson_from_sums`).
     """
     a, b, h, valid, _ = _perm_both_inputs(metric_a, metric_b, human, n_draws, block_size, zscore)
     ok = valid & np.isfinite(a) & np.isfinite(b)
@@ -860,14 +863,9 @@ def pearson_test(
     step[ok.ravel()] = np.stack([d * y, d, 2 * bv * d + d * d, -d * y, -d, d * d - 2 * av * d], axis=1)
 
     def correlations(sums: FloatArray) -> tuple[FloatArray, FloatArray]:  # sums[k, 6] -> r(B'), r(A')
-        out = []
-        for sxy, sx, sxx in (sums[:, 0:3].T, sums[:, 3:6].T):
-            var = sxx - sx * sx / n
-            with np.errstate(invalid="ignore", divide="ignore"):
-                # a variance lost in rounding is a constant metric: NaN, as pearson_rows
-                r = np.where(var > 1e-12 * sxx, sxy / np.sqrt(np.maximum(var, 0.0) * syy), np.nan)
-            out.append(np.clip(r, -1.0, 1.0))
-        return out[0], out[1]
+        # y is centred: sum y = 0 (a variance lost in rounding is a constant metric: NaN, as pearson_rows)
+        rb, ra = (pearson_from_sums(n, sx, 0.0, sxx, syy, sxy) for sxy, sx, sxx in (sums[:, 0:3].T, sums[:, 3:6].T))
+        return rb, ra
 
     rb, ra = correlations(base[None])
     delta = float(rb[0] - ra[0])
