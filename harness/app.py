@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from .arguments import console_command
 from .errors import HarnessError
 
 log = logging.getLogger("harness")
@@ -142,5 +143,10 @@ def main() -> None:
         sys.exit(1)
 
 
+def console() -> None:
+    """The ``harness`` command: :func:`main`, then the process ends (:func:`~harness.arguments.console_command`)."""
+    console_command(main)
+
+
 if __name__ == "__main__":  # pragma: no cover
-    main()
+    console()

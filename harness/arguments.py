@@ -1,4 +1,5 @@
-"""Command-line parsing shared by the entry points: usage errors as one line, bounded integers, the BLEU options.
+"""Command-line parsing shared by the entry points: usage errors as one line, bounded integers, the BLEU options;
+and how a console command ends its process (:func:`console_command`).
 
 Must stay light (the standard library and :mod:`harness.core.options`): ``harness-score`` imports it on its fast
 path.
@@ -7,9 +8,28 @@ path.
 from __future__ import annotations
 
 import argparse
-from typing import Any, Callable
+import gc
+from typing import Any, Callable, TypeVar
 
 from .core.options import NLTK_METHODS, PROFILES, REF_LENGTH_RULES, TOKENIZERS, BleuOptions, make_options
+
+
+T = TypeVar("T")
+
+
+def console_command(main: Callable[[], T]) -> T:
+    """``main()`` as a console command's whole run: when it ends, by returning or by raising (``SystemExit``
+    included), the objects alive are exempted from the interpreter's last garbage collection (``gc.freeze``).
+
+    That collection walks and tears down numba's and MLflow's object graphs just before the process ends: 2.4 s
+    of the demo job's 20 s and 0.5 s of a 3 s ``harness-score`` run, measured. Nothing is lost by skipping it:
+    every file is closed by the code that wrote it, and the interpreter still runs the ``atexit`` handlers and
+    flushes the standard streams. Only for processes that end: an in-process caller calls ``main`` itself.
+    """
+    try:
+        return main()
+    finally:
+        gc.freeze()
 
 
 class OneLineParser(argparse.ArgumentParser):

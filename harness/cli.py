@@ -16,7 +16,6 @@ traceback.
 from __future__ import annotations
 
 import argparse
-import gc
 import json
 import os
 import sys
@@ -29,7 +28,7 @@ from .core.options import BleuOptions
 from .core.resampling import MAX_SEED
 from .core.signature import signature, split_signature
 from .core.stats import SegmentStats
-from .arguments import OneLineParser, add_bleu_arguments, bleu_options, int_in
+from .arguments import OneLineParser, add_bleu_arguments, bleu_options, console_command, int_in
 from .errors import ConfigError, HarnessError
 from .text.pipeline import files_statistics
 from .text.reading import STDIN, Source
@@ -356,12 +355,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def console() -> int:
-    """The ``harness-score`` command: :func:`main`, then the process ends. Its last garbage collection would walk
-    numba's whole object graph when the compiled kernels were loaded (0.5 s of a 3 s run, measured), so the
-    objects alive now are exempted from it (``gc.freeze``); the output is printed and flushed as usual."""
-    code = main()
-    gc.freeze()
-    return code
+    """The ``harness-score`` command: :func:`main`, then the process ends (:func:`~harness.arguments.console_command`)."""
+    return console_command(main)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 from .core.options import OPTION_NAMES
 from .core.resampling import DEFAULT_SEED, MAX_SEED
-from .arguments import OneLineParser, add_bleu_arguments, bleu_options, int_in
+from .arguments import OneLineParser, add_bleu_arguments, bleu_options, console_command, int_in
 from .errors import ConfigError, HarnessError
 from .text.reading import TextFile, check_parallel, read_text
 
@@ -248,5 +248,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
+def console() -> int:
+    """The ``harness-compare`` command: :func:`main`, then the process ends (:func:`~harness.arguments.console_command`)."""
+    return console_command(main)
+
+
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    sys.exit(console())

@@ -42,7 +42,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .arguments import OneLineParser
+from .arguments import OneLineParser, console_command
 from .errors import HarnessError, TrackingError
 from .job.dataset import natural_key
 from .sinks.mlflow import all_runs, check_server, configure_client, default_uri
@@ -742,5 +742,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     raise SystemExit(status)
 
 
+def console() -> None:
+    """The ``harness-history`` command: :func:`main`, then the process ends
+    (:func:`~harness.arguments.console_command`)."""
+    console_command(main)
+
+
 if __name__ == "__main__":  # pragma: no cover
-    main()
+    console()
