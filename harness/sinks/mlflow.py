@@ -3,9 +3,11 @@ variant; each job recorded once.
 
 - **Where.** The default store is a SQLite file under ``runs/`` given as an *absolute* URI, artifacts in
   ``runs/mlartifacts``. The store and the experiment are created under a file lock, so parallel first jobs never
-  race on the schema migration. The experiment is tagged ``mlflow.experimentKind = custom_model_development``
-  (MLflow 3.0-3.x UIs open such an experiment on its runs; 3.17 decides by a global switch instead, so the job
-  prints the experiment's link with ``?workflowType=machine_learning``, :func:`experiment_link`).
+  race on the schema migration. A new store starts as a copy of an empty one that MLflow migrated once for its
+  installed version (kept in the user's cache, :func:`seed_store`): the migrations cost seconds per store. The
+  experiment is tagged ``mlflow.experimentKind = custom_model_development`` (MLflow 3.0-3.x UIs open such an
+  experiment on its runs; 3.17 decides by a global switch instead, so the job prints the experiment's link with
+  ``?workflowType=machine_learning``, :func:`experiment_link`).
 - **Once per job.** A job's identity is a hash of its meaningful config and its input hashes (tag
   ``harness.job_key``). A rerun of an identical job *reuses* its complete earlier record (the numbers are the
   same; only the artifacts are replaced); a record left incomplete is replaced by a new one, and earlier records
@@ -36,8 +38,10 @@ import logging
 import math
 import os
 import re
+import shutil
 import signal
 import socket
+import sqlite3
 import threading
 import time
 import urllib.request
@@ -124,10 +128,10 @@ def tune_sqlite() -> None:
 def store_lock(uri: str) -> Iterator[None]:
     """For a SQLite store, an exclusive file lock beside the database (creation and migration are not safe to run
     concurrently: ``table latest_metrics already exists``, ``duplicate column name: step``)."""
-    if not uri.startswith("sqlite:///"):
+    db = _sqlite_path(uri)
+    if db is None:
         yield
         return
-    db = Path(uri[len("sqlite:///"):])
     db.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(str(db) + ".lock", os.O_RDWR | os.O_CREAT, 0o666)
     try:
@@ -136,6 +140,81 @@ def store_lock(uri: str) -> Iterator[None]:
     finally:
         fcntl.flock(fd, fcntl.LOCK_UN)
         os.close(fd)
+
+
+def _sqlite_path(uri: str) -> Path | None:
+    return Path(uri[len("sqlite:///"):]) if uri.startswith("sqlite:///") else None
+
+
+def store_template() -> Path:
+    """Where the empty store of the installed MLflow version is kept: the user's cache (``$XDG_CACHE_HOME``, else
+    ``~/.cache``), ``bleu-harness/mlflow-VERSION-empty.db``."""
+    from mlflow.version import VERSION
+
+    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(cache) / "bleu-harness" / f"mlflow-{VERSION}-empty.db"
+
+
+def seed_store(db: Path) -> bool:
+    """Start the new SQLite store ``db`` as a copy of the empty store that MLflow created and migrated once for
+    this MLflow version (:func:`keep_template`): MLflow's ~60 schema migrations take 1.5-2.5 s for every new store.
+    The copy holds the schema, its version and no experiment; MLflow adds its ``Default`` experiment when it
+    opens a store without one, with this machine's paths, as it does in a store it migrates itself. Returns
+    whether it did; a missing or damaged template leaves the store to MLflow."""
+    try:
+        template = store_template()
+        if not template.is_file():
+            return False
+        if not _intact(template):
+            log.warning("the MLflow store template %s is damaged; it is removed", template)
+            template.unlink(missing_ok=True)
+            return False
+        tmp = db.with_name(f"{db.name}.{os.getpid()}.seed")
+        try:
+            shutil.copyfile(template, tmp)
+            os.replace(tmp, db)
+        finally:
+            tmp.unlink(missing_ok=True)
+        return True
+    except Exception as exc:  # noqa: BLE001 - the template only saves time: MLflow migrates the store instead
+        log.debug("no MLflow store template used (%s: %s)", type(exc).__name__, exc)
+        return False
+
+
+def _intact(template: Path) -> bool:
+    """A SQLite file that passes its quick check and holds a schema version and no experiment."""
+    try:
+        with contextlib.closing(sqlite3.connect(f"file:{template}?mode=ro", uri=True)) as con:
+            return (con.execute("PRAGMA quick_check").fetchone() == ("ok",)
+                    and con.execute("SELECT count(*) FROM alembic_version").fetchone() == (1,)
+                    and con.execute("SELECT count(*) FROM experiments").fetchone() == (0,))
+    except sqlite3.Error:
+        return False
+
+
+def keep_template(db: Path) -> None:
+    """Keep a copy of the store MLflow just created and migrated at ``db`` (nothing logged yet) as the template
+    of later new stores (:func:`seed_store`), without its ``Default`` experiment (its artifact path is this
+    store's). Written once per MLflow version, atomically; a failure (a read-only home) only costs time."""
+    try:
+        template = store_template()
+        if template.is_file():
+            return
+        template.parent.mkdir(parents=True, exist_ok=True)
+        with contextlib.closing(sqlite3.connect(db)) as con:  # WAL: fold the log into the file before copying it
+            con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        tmp = template.with_name(f"{template.name}.{os.getpid()}.tmp")
+        try:
+            shutil.copyfile(db, tmp)
+            with contextlib.closing(sqlite3.connect(tmp)) as con:
+                con.execute("DELETE FROM experiments")
+                con.commit()
+                con.execute("PRAGMA journal_mode=DELETE")  # one self-contained file
+            os.replace(tmp, template)
+        finally:
+            tmp.unlink(missing_ok=True)
+    except Exception as exc:  # noqa: BLE001
+        log.debug("the MLflow store template was not kept (%s: %s)", type(exc).__name__, exc)
 
 
 def _client(uri: str) -> Any:
@@ -152,7 +231,12 @@ def prepare_store(uri: str, experiment: str, runs_dir: Path) -> str:
     check_server(uri)
     try:
         with store_lock(uri):
+            db = _sqlite_path(uri)
+            new = db is not None and (not db.exists() or db.stat().st_size == 0)
+            seeded = new and seed_store(db)
             client = _client(uri)
+            if new and not seeded:
+                keep_template(db)
             found = client.get_experiment_by_name(experiment)
             if found is None:
                 exp_id = client.create_experiment(experiment, artifact_location=artifact_root(uri, runs_dir),

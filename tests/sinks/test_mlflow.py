@@ -339,3 +339,62 @@ def test_datasets_are_logged_under_the_store_lock(job, runs_with_store, monkeypa
     monkeypatch.setattr(MlflowClient, "log_inputs", checked)
     log_job(uri, runs_with_store, job["payload"], job["artifacts"])
     assert len(held) == 1 + n_runs(job["result"]) and all(held)
+
+
+def _dump(db) -> dict:
+    """Schema and every row of a SQLite store, with the times of its experiments and its own folder left out."""
+    import sqlite3
+
+    with sqlite3.connect(db) as con:
+        tables = sorted(r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'"))
+        out = {"schema": sorted(r for r in con.execute("SELECT type, name, sql FROM sqlite_master"))}
+        for table in tables:
+            cur = con.execute(f'SELECT * FROM "{table}"')
+            cols = [d[0] for d in cur.description]
+            rows = [{k: v for k, v in zip(cols, row) if k not in ("creation_time", "last_update_time")}
+                    for row in cur]
+            out[table] = sorted(str(r).replace(str(db.parent), "STORE") for r in rows)
+    return out
+
+
+def test_a_new_store_is_seeded_from_the_template_mlflow_made(tmp_path, monkeypatch):
+    """The first new store is migrated by MLflow and kept (without its Default experiment) as the template; the
+    next new store is a copy of it, opened without a migration, and holds exactly what the first one holds."""
+    import mlflow.store.db.utils as db_utils
+
+    from harness.sinks.mlflow import prepare_store, store_template
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.chdir(tmp_path)  # MLflow's Default experiment points into the working directory
+    first, second = tmp_path / "a" / "mlflow.db", tmp_path / "b" / "mlflow.db"
+    prepare_store(f"sqlite:///{first}", "exp", first.parent)
+    template = store_template()
+    assert template.is_file() and template.parent == tmp_path / "cache" / "bleu-harness"
+
+    def no_migration(engine):
+        raise AssertionError("a seeded store is migrated again")
+
+    monkeypatch.setattr(db_utils, "_initialize_tables", no_migration)
+    prepare_store(f"sqlite:///{second}", "exp", second.parent)
+    assert _dump(second) == _dump(first)
+    assert _dump(template)["experiments"] == []
+    assert not list(template.parent.glob("*.tmp")) and not list(second.parent.glob("*.seed"))
+
+
+@pytest.mark.parametrize("damage", ["garbage", "no cache folder"])
+def test_a_damaged_or_unwritable_template_costs_time_only(tmp_path, monkeypatch, damage):
+    from harness.sinks.mlflow import _client, prepare_store, store_template
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    if damage == "garbage":
+        store_template().parent.mkdir(parents=True)
+        store_template().write_bytes(b"not a database" * 100)
+    else:
+        (tmp_path / "cache").write_text("a file where the cache folder should be")
+    db = tmp_path / "runs" / "mlflow.db"
+    exp_id = prepare_store(f"sqlite:///{db}", "exp", db.parent)
+    client = _client(f"sqlite:///{db}")
+    assert client.get_experiment(exp_id).name == "exp"
+    assert client.get_experiment("0").name == "Default"
+    if damage == "garbage":  # replaced by the store MLflow migrated
+        assert _dump(store_template())["experiments"] == []
