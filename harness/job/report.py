@@ -328,9 +328,10 @@ def discussion(result: JobResult) -> str:
                      f"Kendall tau = {with_ci(tau)} on the {r.correlation.n} {who}.")
         cells = {c.system.label: c.score.score for c in result.cells_of(full, first)}
         mt_scores = [cells[s.label] for s in result.inputs.systems if not s.human and s.label in h.sys]
-        if len(mt_scores) >= 2:
-            lines.append(f"- **Spread.** The MT systems span {min(mt_scores):.2f} to {max(mt_scores):.2f} {first} BLEU "
-                         f"({max(mt_scores) - min(mt_scores):.2f} points).")
+        spread = (f"- **Spread.** The MT systems span {min(mt_scores):.2f} to {max(mt_scores):.2f} {first} BLEU "
+                  f"({max(mt_scores) - min(mt_scores):.2f} points).") if len(mt_scores) >= 2 else ""
+        if spread and spread not in lines:  # the same systems judged by another kind: said once
+            lines.append(spread)
         if humans:
             allr = _corr(result, kind, first, full, "system", "pearson", True)
             if allr is not None and not math.isnan(allr.correlation.value) and not math.isnan(r.correlation.value):
@@ -401,7 +402,7 @@ def comparisons_section(result: JobResult) -> str:
         out += [f"System-level Pearson r ({kind}, MT systems, all references): the best variant against each "
                 f"other, paired bootstrap over segments ({result.spec.n_samples} resamples, both variants on the same "
                 "resamples); Holm's correction over the comparisons.", "",
-                "| best | other | r best | r other | delta | p | p (Holm) | 95% CI of delta |",
+                "| best | other | r best | r other | delta (other - best) | p | p (Holm) | 95% CI of delta |",
                 "|---|---|---|---|---|---|---|---|", *rows, ""]
     return "\n".join(out)
 
@@ -467,7 +468,7 @@ def render(result: JobResult, figures: Sequence[str] = ()) -> str:
     body += [comparisons_section(result), ranking_section(result), paper_section(result), pairs_section(result),
              discussion(result)]
     if result.notes:
-        body += ["## Notes", "", *[f"- {n}" for n in result.notes], ""]
+        body.append("\n".join(["## Notes", "", *[f"- {n}" for n in result.notes], ""]))
     if figures:
-        body += ["## Figures", "", *[f"![{name.rsplit('.', 1)[0]}]({name})" for name in figures], ""]
+        body.append("\n".join(["## Figures", "", *[f"![{name.rsplit('.', 1)[0]}]({name})" for name in figures], ""]))
     return "\n".join(b for b in body if b)

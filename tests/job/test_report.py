@@ -122,3 +122,37 @@ def test_the_child_lets_the_folder_lock_go_and_dies_with_the_block(paper, tmp_pa
             assert _alive(pid)
             raise KeyError("the job failed")
     assert not _alive(pid)
+
+
+def test_two_kinds_of_sparse_human_scores(tmp_path):
+    """A dataset shaped like de-en's (two kinds of human scores of the same systems, some segments unjudged): the
+    sentence about the systems' spread is said once, not once per kind; the notes and figures are Markdown
+    sections (a blank line after their headings); the variant comparison says which way its delta goes."""
+    import json
+
+    from support import make_dataset, read_lines, write_lines
+
+    root = make_dataset(tmp_path / "two_kinds", n=30, systems=("Nemo", "UEdin", "Online-W", "Facebook-AI"),
+                        human=True)
+    rows = [line.split("\t") for line in read_lines(root / "human" / "seg.tsv")[1:]]
+    rows = [r for r in rows if not (r[0] == "Nemo" and int(r[1]) < 5)]  # Nemo's first 5 segments unjudged
+    write_lines(root / "human" / "a.tsv", ["system\tseg_id\tscore", *("\t".join(r) for r in rows)])
+    write_lines(root / "human" / "b.tsv", ["system\tseg_id\tscore",
+                                           *(f"{s}\t{i}\t{100 + 3 * float(v)!r}" for s, i, v in rows)])
+    (root / "human" / "seg.tsv").unlink()
+    (root / "meta.json").write_text(json.dumps({"human_scores": {
+        "ka": {"higher_is_better": False, "file_seg": "human/a.tsv"},
+        "kb": {"higher_is_better": False, "file_seg": "human/b.tsv"}}}))
+    cfg = base_config(tmp_path, bleu=["sacrebleu", "char"], n_samples=50, dataset={"root": str(root)},
+                      experiment_name="kinds")
+    spec = build_spec(cfg, [f"dataset.root={root}"])
+    inputs = load_inputs(spec, layout_of(spec))
+    result = analyse(spec, inputs, compute_statistics(inputs, spec.variants, StatisticsCache(tmp_path / "c")),
+                     "kinds")
+    assert [h.name for h in inputs.human] == ["ka", "kb"]
+    text = report.render(result, ["bleu_by_system.png"])
+    assert text.count("**Spread.**") == 1
+    assert text.count("**System level (") == 2
+    assert "\n## Notes\n\n- " in text and "Nemo (25 of 30)" in text
+    assert "\n## Figures\n\n![bleu_by_system](bleu_by_system.png)\n" in text
+    assert "| best | other | r best | r other | delta (other - best) |" in text
