@@ -131,35 +131,45 @@ def bleu_by_system(result: JobResult, folder: Path) -> list[str]:
 
 def place_labels(ax: Any, xs: Sequence[float], ys: Sequence[float], texts: Sequence[str], renderer: Any,
                  fontsize: float = 6.5) -> None:
-    """Labels beside their points, moved apart vertically until no label overlaps another label or a marker
-    (greedy, in display coordinates), with a thin line back to the point when moved. Call it after the figure's
-    layout is final (the display coordinates must be those of the saved figure)."""
+    """Labels beside their points where they overlap no other label and no marker and stay inside the axes: the
+    nearest free place, right or left of the point, level with it or moved up or down in steps of half a label
+    (greedy, lowest points first, in display coordinates), with a thin line back to the point when moved. Call it
+    after the figure's layout is final (the display coordinates must be those of the saved figure)."""
     trans = ax.transData
     pts = trans.transform(np.column_stack([xs, ys]))
-    order = np.argsort(pts[:, 1])
+    inside = ax.get_window_extent(renderer)
     boxes: list[tuple[float, float, float, float]] = []
     marker_r = 4.0
     markers = [(x - marker_r, y - marker_r, x + marker_r, y + marker_r) for x, y in pts]
     x_mid = np.mean(ax.get_xlim())
+
+    def free(box: tuple[float, float, float, float]) -> bool:
+        return not any(box[0] <= b[2] and b[0] <= box[2] and box[1] <= b[3] and b[1] <= box[3]
+                       for b in boxes + markers)
+
+    def fits(box: tuple[float, float, float, float]) -> bool:
+        return inside.x0 <= box[0] and box[2] <= inside.x1 and inside.y0 <= box[1] and box[3] <= inside.y1
+
     placed = []
-    for i in order:
+    for i in np.argsort(pts[:, 1]):
         px, py = pts[i]
-        right = xs[i] <= x_mid
-        text = ax.text(xs[i], ys[i], texts[i], fontsize=fontsize, ha="left" if right else "right", va="center")
+        text = ax.text(xs[i], ys[i], texts[i], fontsize=fontsize)
         bb = text.get_window_extent(renderer)
-        w, h = bb.width, bb.height
-        dx = 6.0 if right else -6.0 - w
-        y = py
-        for _ in range(400):
-            box = (px + dx, y - h / 2, px + dx + w, y + h / 2)
-            clash = [b for b in boxes + markers if not (box[2] < b[0] or box[0] > b[2] or box[3] < b[1]
-                                                       or box[1] > b[3])]
-            if not clash:
-                break
-            y = max(b[3] for b in clash) + h / 2 + 1.0
-        boxes.append((px + dx, y - h / 2, px + dx + w, y + h / 2))
         text.remove()
-        target = trans.inverted().transform((px + dx if right else px + dx + w, y))
+        w, h = bb.width, bb.height
+        prefer_right = xs[i] <= x_mid
+        candidates = [(right, py + sign * k * (h / 2 + 0.5)) for k in range(120) for sign in ((1, -1) if k else (1,))
+                      for right in (prefer_right, not prefer_right)]
+
+        def box_of(right: bool, y: float) -> tuple[float, float, float, float]:
+            left = px + 6.0 if right else px - 6.0 - w
+            return (left, y - h / 2, left + w, y + h / 2)
+
+        right, y = next((c for c in candidates if free(box_of(*c)) and fits(box_of(*c))),
+                        next((c for c in candidates if free(box_of(*c))), candidates[0]))
+        box = box_of(right, y)
+        boxes.append(box)
+        target = trans.inverted().transform((box[0] if right else box[2], y))
         placed.append((i, target, abs(y - py) > 1.0, right))
     for i, (tx, ty), moved, right in placed:
         ax.annotate(texts[i], (xs[i], ys[i]), xytext=(tx, ty), textcoords="data", fontsize=fontsize,
@@ -178,8 +188,9 @@ def bleu_vs_human(result: JobResult, folder: Path) -> list[str]:
             continue
         ncol = min(4, len(variants))
         nrow = math.ceil(len(variants) / ncol)
-        fig, axes = plt.subplots(nrow, ncol, figsize=(3.3 * ncol, 2.9 * nrow + 0.6), squeeze=False, sharey=True,
-                                 layout="constrained")
+        row_height = 2.9 + 0.1 * max(0, len(h.sys) - 12)  # room for the labels of many systems
+        fig, axes = plt.subplots(nrow, ncol, figsize=(3.3 * ncol, row_height * nrow + 0.6), squeeze=False,
+                                 sharey=True, layout="constrained")
         for ax in axes.ravel()[len(variants):]:
             ax.set_visible(False)
         points = []

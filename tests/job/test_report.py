@@ -156,3 +156,34 @@ def test_two_kinds_of_sparse_human_scores(tmp_path):
     assert "\n## Notes\n\n- " in text and "Nemo (25 of 30)" in text
     assert "\n## Figures\n\n![bleu_by_system](bleu_by_system.png)\n" in text
     assert "| best | other | r best | r other | delta (other - best) |" in text
+
+
+def test_labels_of_crowded_points_stay_inside_and_apart():
+    """19 systems, most of them in one corner (de-en's scatter): every label is inside its axes, no two labels
+    overlap, and no label covers a marker."""
+    import numpy as np
+
+    plt = figures.pyplot()
+    rng = np.random.default_rng(3)
+    xs = np.r_[rng.normal(52, 0.6, 16), 46.0, 53.0, 50.0]
+    ys = np.r_[rng.normal(0.1, 0.02, 16), -0.06, -0.12, 0.0]
+    fig, ax = plt.subplots(figsize=(3.3, 3.6), layout="constrained")
+    ax.scatter(xs, ys, s=14)
+    ax.set_xlim(xs.min() - 2, xs.max() + 2)
+    ax.set_title("a title the labels must not cover")
+    renderer = figures._freeze_layout(fig)
+    figures.place_labels(ax, xs, ys, [f"system-{i}" for i in range(len(xs))], renderer)
+    fig.canvas.draw()
+    inside = ax.get_window_extent(renderer)
+    from matplotlib.text import Text
+
+    boxes = [Text.get_window_extent(t, renderer) for t in ax.texts]  # the text's box, without the line to its point
+    assert len(boxes) == len(xs)
+    for b in boxes:
+        assert inside.x0 - 0.5 <= b.x0 and b.x1 <= inside.x1 + 0.5
+        assert inside.y0 - 0.5 <= b.y0 and b.y1 <= inside.y1 + 0.5
+    for i, a in enumerate(boxes):
+        assert not any(a.overlaps(b) for b in boxes[i + 1:])
+    points = ax.transData.transform(np.column_stack([xs, ys]))
+    assert not any(b.contains(px, py) for b in boxes for px, py in points)
+    plt.close(fig)
