@@ -132,8 +132,9 @@ def run_job(spec: JobSpec, config_yaml: str = "", out: TextIO | None = None) -> 
         try:
             inputs = load_inputs(spec, layout)
             folder.check(inputs.files())
-            log.info("%s: %d systems x %d reference sets x %d variants, %d segments", experiment,
-                     len(inputs.systems), len(inputs.refsets), len(spec.variants), inputs.n_segments)
+            log.info("%s: %s x %s x %s, %s", experiment, report.plural(len(inputs.systems), "system"),
+                     report.plural(len(inputs.refsets), "reference set"), report.plural(len(spec.variants), "variant"),
+                     report.plural(inputs.n_segments, "segment"))
             cache = StatisticsCache(spec.runs_dir / "cache" / "stats", enabled=not spec.force)
             with progress.phase("statistics", len(blocks(inputs, spec.variants)), "block") as bar:
                 statistics = compute_statistics(inputs, spec.variants, cache, progress=bar)

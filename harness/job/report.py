@@ -219,37 +219,44 @@ def correlation_section(result: JobResult, kind: str) -> str:
                        for r in singles + [full]] for v in variants]
         out += ["Pearson r per reference set" + (" (MT systems only)" if has_human else "") + ":", "",
                 table(["variant"] + singles + [full], rows), ""]
-    wmt = [("system", "pairwise_accuracy", "none"), ("system", "soft_pairwise_accuracy", "none"),
-           ("system", "soft_pairwise_accuracy_corpus", "none"), ("segment", "acc_eq", "item")]
-    rows = []
+    wmt = [("system", "pairwise_accuracy", "none", "pairwise accuracy", "pairwise accuracy (Kocmi et al. 2021)"),
+           ("system", "soft_pairwise_accuracy", "none", "soft pairwise accuracy",
+            "soft pairwise accuracy (Thompson et al. 2024) from sentence BLEU as MTME does for BLEU"),
+           ("system", "soft_pairwise_accuracy_corpus", "none", "soft pairwise accuracy (corpus)",
+            "the same from permuted corpus-BLEU statistics (corpus BLEU is not a sum of sentence BLEU)"),
+           ("segment", "acc_eq", "item", "acc_eq (segment, item)",
+            "tie-calibrated accuracy acc_eq with its threshold (Deutsch et al. 2023)")]
+    cells: dict[str, list[str]] = {}
     for v in variants:
-        row: list[Any] = [v]
-        for level, m, g in wmt:
+        row = []
+        for level, m, g, _, _ in wmt:
             r = _corr(result, kind, v, full, level, m, not has_human, g)
             cell = "" if r is None else fmt(r.correlation.value, 3)
             if r is not None and m == "acc_eq":
                 cell += f" (eps {r.epsilon:.3g})"
             row.append(cell)
-        rows.append(row)
-    if any(any(cell for cell in row[1:]) for row in rows):
+        cells[v] = row
+    shown = [k for k in range(len(wmt)) if any(cells[v][k] for v in variants)]  # a statistic no variant has: no column
+    no_segments = "" if h.seg else (f"; the others need segment scores, which `{kind}` does not have"
+                                    if len(shown) < len(wmt) else "")
+    if shown:
         out += ["WMT meta-evaluation statistics (google-research/mt-metrics-eval), references " + full
-                + (" (MT systems only)" if has_human else "") + ": pairwise accuracy (Kocmi et al. 2021), soft "
-                "pairwise accuracy (Thompson et al. 2024) from sentence BLEU as MTME does for BLEU, the same from "
-                "permuted corpus-BLEU statistics (corpus BLEU is not a sum of sentence BLEU), and tie-calibrated "
-                "accuracy acc_eq with its threshold (Deutsch et al. 2023).", "",
-                table(["variant", "pairwise accuracy", "soft pairwise accuracy", "soft pairwise accuracy (corpus)",
-                       "acc_eq (segment, item)"], rows), ""]
+                + (" (MT systems only)" if has_human else "") + ": "
+                + listing([wmt[k][4] for k in shown]) + no_segments + ".", "",
+                table(["variant"] + [wmt[k][3] for k in shown], [[v] + [cells[v][k] for k in shown] for v in variants]),
+                ""]
     seg_cols = [("pearson", "none"), ("kendall", "none"), ("kendall", "item"), ("kendall_like", "none")]
     rows = [[v] + [with_ci(_corr(result, kind, v, full, "segment", m, not has_human, g)) for m, g in seg_cols]
             for v in variants]
-    judged, total = _judged_pairs(result, kind)
-    on = f"all {total:,} (system, segment) pairs" if judged == total else \
-        f"the {judged:,} judged (system, segment) pairs of {total:,}"
-    out += ["Segment level: sentence BLEU vs segment human scores" + (" (MT systems only)" if has_human else "")
-            + f", on {on}; `none` pools all pairs, "
-            "`item` correlates across systems per segment and averages; `kendall_like` is the WMT17-20 pairwise "
-            "variant (metric ties count as discordant).", "",
-            table(["variant"] + [f"{m} / {g}" for m, g in seg_cols], rows), ""]
+    if any(any(cell for cell in row[1:]) for row in rows):
+        judged, total = _judged_pairs(result, kind)
+        on = f"all {total:,} (system, segment) pairs" if judged == total else \
+            f"the {judged:,} judged (system, segment) pairs of {total:,}"
+        out += ["Segment level: sentence BLEU vs segment human scores" + (" (MT systems only)" if has_human else "")
+                + f", on {on}; `none` pools all pairs, "
+                "`item` correlates across systems per segment and averages; `kendall_like` is the WMT17-20 pairwise "
+                "variant (metric ties count as discordant).", "",
+                table(["variant"] + [f"{m} / {g}" for m, g in seg_cols], rows), ""]
     return "\n".join(out)
 
 

@@ -6,6 +6,7 @@ import fcntl
 import os
 import re
 import time
+from pathlib import Path
 
 import pytest
 
@@ -187,3 +188,28 @@ def test_labels_of_crowded_points_stay_inside_and_apart():
     points = ax.transData.transform(np.column_stack([xs, ys]))
     assert not any(b.contains(px, py) for b in boxes for px, py in points)
     plt.close(fig)
+
+
+def test_system_level_human_scores_only(tmp_path):
+    """Human scores with no segment scores (``sys.tsv`` alone), one reference: the report shows what those can
+    give (system-level correlations, pairwise accuracy) and no empty segment-level table or column."""
+    from support import make_dataset, read_lines, write_lines
+
+    systems = ("Nemo", "UEdin", "Online-W", "Facebook-AI")
+    root = make_dataset(tmp_path / "sys_only", n=40, systems=systems)
+    rows = [line for line in read_lines(Path(bundled_data("wmt21_news_ende")) / "human" / "sys.tsv")[1:]
+            if line.split("\t")[0] in systems]
+    write_lines(root / "human" / "sys.tsv", ["system\tscore", *("\t".join(r.split("\t")[:2]) for r in rows)])
+    cfg = base_config(tmp_path, bleu=["sacrebleu", "char"], n_samples=50, dataset={"root": str(root)},
+                      experiment_name="sys_only")
+    spec = build_spec(cfg, [f"dataset.root={root}"])
+    inputs = load_inputs(spec, layout_of(spec))
+    result = analyse(spec, inputs, compute_statistics(inputs, spec.variants, StatisticsCache(tmp_path / "c")),
+                     "sys_only")
+    text = report.render(result)
+    assert "no segment scores" in text
+    assert "| variant | pearson | spearman | kendall |" in text
+    assert "Segment level" not in text and "(system, segment) pairs" not in text
+    assert "| variant | pairwise accuracy |\n" in text
+    assert "the others need segment scores, which `human` does not have." in text
+    assert not re.search(r"\|\s*\|\s*$", text, re.M)  # no empty last cell anywhere
