@@ -125,6 +125,16 @@ def test_the_child_lets_the_folder_lock_go_and_dies_with_the_block(paper, tmp_pa
     assert not _alive(pid)
 
 
+def _small_job(root, tmp_path):
+    """The analysed job of the dataset folder ``root`` (sacrebleu and char, 50 resamples), in process."""
+    cfg = base_config(tmp_path, bleu=["sacrebleu", "char"], n_samples=50, dataset={"root": str(root)},
+                      experiment_name=root.name)
+    spec = build_spec(cfg, [f"dataset.root={root}"])
+    inputs = load_inputs(spec, layout_of(spec))
+    return analyse(spec, inputs, compute_statistics(inputs, spec.variants, StatisticsCache(tmp_path / "c")),
+                   root.name)
+
+
 def test_two_kinds_of_sparse_human_scores(tmp_path):
     """A dataset shaped like de-en's (two kinds of human scores of the same systems, some segments unjudged): the
     sentence about the systems' spread is said once, not once per kind; the notes and figures are Markdown
@@ -144,13 +154,8 @@ def test_two_kinds_of_sparse_human_scores(tmp_path):
     (root / "meta.json").write_text(json.dumps({"human_scores": {
         "ka": {"higher_is_better": False, "file_seg": "human/a.tsv"},
         "kb": {"higher_is_better": False, "file_seg": "human/b.tsv"}}}))
-    cfg = base_config(tmp_path, bleu=["sacrebleu", "char"], n_samples=50, dataset={"root": str(root)},
-                      experiment_name="kinds")
-    spec = build_spec(cfg, [f"dataset.root={root}"])
-    inputs = load_inputs(spec, layout_of(spec))
-    result = analyse(spec, inputs, compute_statistics(inputs, spec.variants, StatisticsCache(tmp_path / "c")),
-                     "kinds")
-    assert [h.name for h in inputs.human] == ["ka", "kb"]
+    result = _small_job(root, tmp_path)
+    assert [h.name for h in result.inputs.human] == ["ka", "kb"]
     text = report.render(result, ["bleu_by_system.png"])
     assert text.count("**Spread.**") == 1
     assert text.count("**System level (") == 2
@@ -200,12 +205,7 @@ def test_system_level_human_scores_only(tmp_path):
     rows = [line for line in read_lines(Path(bundled_data("wmt21_news_ende")) / "human" / "sys.tsv")[1:]
             if line.split("\t")[0] in systems]
     write_lines(root / "human" / "sys.tsv", ["system\tscore", *("\t".join(r.split("\t")[:2]) for r in rows)])
-    cfg = base_config(tmp_path, bleu=["sacrebleu", "char"], n_samples=50, dataset={"root": str(root)},
-                      experiment_name="sys_only")
-    spec = build_spec(cfg, [f"dataset.root={root}"])
-    inputs = load_inputs(spec, layout_of(spec))
-    result = analyse(spec, inputs, compute_statistics(inputs, spec.variants, StatisticsCache(tmp_path / "c")),
-                     "sys_only")
+    result = _small_job(root, tmp_path)
     text = report.render(result)
     assert "no segment scores" in text
     assert "| variant | pearson | spearman | kendall |" in text
