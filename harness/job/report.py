@@ -237,8 +237,9 @@ def correlation_section(result: JobResult, kind: str) -> str:
             row.append(cell)
         cells[v] = row
     shown = [k for k in range(len(wmt)) if any(cells[v][k] for v in variants)]  # a statistic no variant has: no column
-    no_segments = "" if h.seg else (f"; the others need segment scores, which `{kind}` does not have"
-                                    if len(shown) < len(wmt) else "")
+    missing = [wmt[k][3] for k in range(len(wmt)) if k not in shown]
+    no_segments = f"; {listing(missing)} need segment scores, which `{kind}` does not have" \
+        if missing and not h.seg else ""
     if shown:
         out += ["WMT meta-evaluation statistics (google-research/mt-metrics-eval), references " + full
                 + (" (MT systems only)" if has_human else "") + ": "

@@ -211,5 +211,6 @@ def test_system_level_human_scores_only(tmp_path):
     assert "| variant | pearson | spearman | kendall |" in text
     assert "Segment level" not in text and "(system, segment) pairs" not in text
     assert "| variant | pairwise accuracy |\n" in text
-    assert "the others need segment scores, which `human` does not have." in text
+    assert ("pairwise accuracy (Kocmi et al. 2021); soft pairwise accuracy, soft pairwise accuracy (corpus) and "
+            "acc_eq (segment, item) need segment scores, which `human` does not have." in text)
     assert not re.search(r"\|\s*\|\s*$", text, re.M)  # no empty last cell anywhere
