@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .arguments import console_command
+from .arguments import console_command, skip_last_collection
 from .errors import HarnessError
 
 log = logging.getLogger("harness")
@@ -93,6 +93,8 @@ def task(cfg: Any) -> float | None:
 
     hc = HydraConfig.get()
     multirun = hc.mode == RunMode.MULTIRUN
+    if multirun:  # a launcher's worker process (joblib, submitit) ends after its jobs without a console command
+        skip_last_collection()
     overrides = [str(o) for o in hc.overrides.task]
     label = " ".join(overrides) or "(no overrides)"
     try:

@@ -1,43 +1,38 @@
-"""How the console commands end their process (``harness.arguments.console_command``) and that every command of
-the package is wired through it."""
+"""How the console commands end their process (``harness.arguments.console_command``, ``skip_last_collection``)
+and that every command of the package is wired through it."""
 
 from __future__ import annotations
 
-import gc
+import atexit
 import subprocess
 import sys
 from importlib.metadata import distribution
 
 import pytest
 
-from harness.arguments import console_command
+from harness.arguments import console_command, skip_last_collection
 
 
-@pytest.fixture()
-def unfrozen():
-    """The test process's garbage collector as it was: whatever a test froze is unfrozen after it."""
-    yield
-    gc.unfreeze()
-
-
-def test_the_value_is_returned_and_the_objects_alive_are_frozen(unfrozen):
-    gc.unfreeze()
-    assert gc.get_freeze_count() == 0
+def test_the_value_is_returned():
     assert console_command(lambda: 7) == 7
-    assert gc.get_freeze_count() > 0
 
 
 @pytest.mark.parametrize("exc", [SystemExit(3), ValueError("boom")])
-def test_an_exit_or_an_error_passes_through_and_still_freezes(unfrozen, exc):
-    gc.unfreeze()
-
+def test_an_exit_or_an_error_passes_through(exc):
     def main():
         raise exc
 
     with pytest.raises(type(exc)) as info:
         console_command(main)
     assert info.value is exc
-    assert gc.get_freeze_count() > 0
+
+
+def test_the_freeze_is_registered_once_per_process():
+    skip_last_collection()
+    before = atexit._ncallbacks()
+    skip_last_collection()
+    console_command(lambda: None)
+    assert atexit._ncallbacks() == before
 
 
 def test_every_command_is_a_console_function():
@@ -46,12 +41,14 @@ def test_every_command_is_a_console_function():
                        "harness-history": "harness.history:console", "harness-compare": "harness.compare:console"}
 
 
-def test_what_an_ending_process_wrote_is_all_there(tmp_path):
-    """Skipping the last collection loses nothing a command writes: a file closed by its writer, and text printed
-    to both standard streams and not flushed, are all there; the exit status is the command's."""
+def test_an_ending_process_skips_the_collection_and_loses_nothing(tmp_path):
+    """At exit the objects are frozen (seen by an ``atexit`` handler registered earlier, which runs later), and
+    nothing a command writes is lost: a file closed by its writer, and text printed to both standard streams and
+    not flushed, are all there; the exit status is the command's."""
     out = tmp_path / "closed.txt"
     code = (
-        "import sys\n"
+        "import atexit, gc, sys\n"
+        "atexit.register(lambda: sys.stderr.write(f' frozen={gc.get_freeze_count() > 0}'))\n"
         "from harness.arguments import console_command\n"
         "def main():\n"
         f"    with open({str(out)!r}, 'w') as f:\n"
@@ -62,5 +59,5 @@ def test_what_an_ending_process_wrote_is_all_there(tmp_path):
         "sys.exit(console_command(main))\n"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
-    assert (proc.returncode, proc.stdout, proc.stderr) == (4, "printed", "warned")
+    assert (proc.returncode, proc.stdout, proc.stderr) == (4, "printed", "warned frozen=True")
     assert out.read_text() == "x" * 100000
