@@ -10,6 +10,7 @@ end (:func:`pytest_unconfigure`).
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import shutil
@@ -27,6 +28,9 @@ def pytest_configure(config):
 
 
 def pytest_unconfigure(config):
+    # the process ends next: its last garbage collection would tear down numba's and MLflow's object graphs for
+    # seconds, as the harness's own commands skip it (harness.arguments.skip_last_collection)
+    gc.freeze()
     if hasattr(config, "workerinput") or SHARED not in os.environ:
         return
     shared = Path(os.environ.pop(SHARED))
