@@ -15,16 +15,13 @@ process, so that a job does its other work meanwhile (they take seconds and need
 from __future__ import annotations
 
 import contextlib
-import json
 import math
-import os
-import signal
-import traceback
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from .aside import aside
 from .files import atomic_write
 from .result import JobResult
 
@@ -259,97 +256,10 @@ def draw(result: JobResult, folder: Path) -> list[str]:
     return [*bleu_by_system(result, folder), *bleu_vs_human(result, folder), *blocks(result, folder)]
 
 
-def _die_with_parent() -> None:
-    """Linux: the child gets SIGKILL when its parent dies (a killed job leaves no process drawing into its
-    staging folder); elsewhere nothing."""
-    with contextlib.suppress(Exception):
-        import ctypes
-
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_DEATHSIG
-
-
-def _child(result: JobResult, folder: Path, write_fd: int, close_fds: Sequence[int]) -> None:
-    """The forked child: draw, send ``{"names": [...]}`` or ``{"error": traceback}``, exit without cleanup."""
-    code = 1
-    try:
-        _die_with_parent()
-        for fd in close_fds:  # e.g. the job folder's lock: the child must never hold it
-            with contextlib.suppress(OSError):
-                os.close(fd)
-        message = {"names": draw(result, folder)}
-        code = 0
-    except BaseException:  # noqa: BLE001 - everything goes back to the parent, which raises it
-        message = {"error": traceback.format_exc()}
-    finally:
-        with contextlib.suppress(BaseException):
-            data = json.dumps(message).encode()
-            while data:
-                data = data[os.write(write_fd, data):]
-        os._exit(code)
-
-
-class Drawing:
-    """Figures being drawn by the child process ``pid``; calling it waits and returns the file names."""
-
-    def __init__(self, pid: int, read_fd: int) -> None:
-        self.pid, self._fd = pid, read_fd
-        self._open, self._reaped = True, False
-        self._names: list[str] | None = None
-
-    def __call__(self) -> list[str]:
-        if not self._reaped:
-            try:
-                with os.fdopen(self._fd, "rb", closefd=False) as pipe:
-                    data = pipe.read()
-            finally:
-                self._close()
-                _, status = os.waitpid(self.pid, 0)
-                self._reaped = True
-            message = json.loads(data) if data else {}
-            if "names" not in message:
-                trace = message.get("error", "").strip()
-                why = trace.splitlines()[-1] if trace else f"the process ended with status {status}"
-                raise RuntimeError(f"drawing the figures failed: {why}" + (f"\n(in the child process) {trace}"
-                                                                           if trace else ""))
-            self._names = message["names"]
-        if self._names is None:
-            raise RuntimeError("drawing the figures failed (see the first error)")
-        return list(self._names)
-
-    def _close(self) -> None:
-        if self._open:
-            self._open = False
-            os.close(self._fd)
-
-    def stop(self) -> None:
-        """Kill the child unless it was waited for, and reap it."""
-        self._close()
-        if not self._reaped:
-            with contextlib.suppress(OSError):
-                os.kill(self.pid, signal.SIGKILL)
-            with contextlib.suppress(OSError):
-                os.waitpid(self.pid, 0)
-            self._reaped = True
-
-
-@contextlib.contextmanager
-def drawn_aside(result: JobResult, folder: Path, close_fds: Sequence[int] = ()) -> Iterator[Callable[[], list[str]]]:
-    """Draw every figure of the job into ``folder`` in a forked child process while the caller goes on; yields a
-    :class:`Drawing`, which, called, waits and returns the file names (as :func:`draw`) or raises the child's
-    error. Leaving the block without waiting (an error in the caller) kills the child. ``close_fds`` are closed
-    in the child. Without ``os.fork`` the figures are drawn at once, in this process."""
-    if not hasattr(os, "fork"):
-        names = draw(result, folder)
-        yield lambda: names
-        return
-    read_fd, write_fd = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # pragma: no cover - the child process (its work is draw(), tested in process)
-        os.close(read_fd)
-        _child(result, folder, write_fd, close_fds)
-    os.close(write_fd)
-    drawing = Drawing(pid, read_fd)
-    try:
-        yield drawing
-    finally:
-        drawing.stop()
+def drawn_aside(result: JobResult, folder: Path, close_fds: Sequence[int] = ()
+                ) -> contextlib.AbstractContextManager[Callable[[], list[str]]]:
+    """Draw every figure of the job into ``folder`` in a forked child process while the caller goes on
+    (:func:`harness.job.aside.aside`): the block's value, called, waits and returns the file names (as
+    :func:`draw`) or raises the child's error; leaving the block without waiting kills the child. ``close_fds`` are
+    closed in the child."""
+    return aside(lambda: draw(result, folder), "drawing the figures", close_fds)
