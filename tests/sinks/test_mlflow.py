@@ -132,11 +132,32 @@ def test_the_payload_of_a_job(job):
 # ------------------------------------------------------------------------------------------------ the store
 
 
-def test_a_job_in_the_store(job, runs_with_store):
+@pytest.fixture(params=["one process", "two processes"])
+def processes(request, monkeypatch) -> dict:
+    """Nested runs logged by this process alone, or half of them by a helper process (the threshold lowered to
+    this small job's 14 runs); ``started`` records every helper started."""
+    import harness.job.aside as aside_module
+    import harness.sinks.mlflow as sink
+
+    started: list[str] = []
+    if request.param == "two processes":
+        monkeypatch.setattr(sink, "PARALLEL_RUNS", 2)
+        real = aside_module.aside
+
+        def spy(work, what, close_fds=()):
+            started.append(what)
+            return real(work, what, close_fds)
+
+        monkeypatch.setattr(aside_module, "aside", spy)
+    return {"helpers": 2 if request.param == "two processes" else 0, "started": started}
+
+
+def test_a_job_in_the_store(job, runs_with_store, processes):
     from mlflow.tracking import MlflowClient
 
     uri, payload, result = store(runs_with_store), job["payload"], job["result"]
     parent_id = log_job(uri, runs_with_store, payload, job["artifacts"]).parent_id
+    assert len(processes["started"]) == processes["helpers"]  # one to log half the runs, one to finish them
     client = MlflowClient(uri)
     exp = client.get_experiment_by_name(EXPERIMENT)
     assert exp.tags["mlflow.experimentKind"] == EXPERIMENT_KIND["mlflow.experimentKind"]
@@ -398,3 +419,40 @@ def test_a_damaged_or_unwritable_template_costs_time_only(tmp_path, monkeypatch,
     assert client.get_experiment("0").name == "Default"
     if damage == "garbage":  # replaced by the store MLflow migrated
         assert _dump(store_template())["experiments"] == []
+
+
+def test_a_failure_of_either_process_marks_every_nested_run(job, runs_with_store, monkeypatch):
+    """Two processes log the nested runs; the helper fails after its first run: the job's logging fails naming
+    the helper's error, and every nested run, the helper's included, is FAILED (never RUNNING or FINISHED). This
+    process failing instead kills the helper, with the same result."""
+    import harness.sinks.mlflow as sink
+
+    monkeypatch.setattr(sink, "PARALLEL_RUNS", 2)
+    uri, payload, here = store(runs_with_store), job["payload"], os.getpid()
+    real = sink._log_runs
+
+    def helper_fails(client, uri_, exp_id, parent_id, payload_, runs, *rest):
+        if os.getpid() != here:
+            real(client, uri_, exp_id, parent_id, payload_, runs[:1], *rest)
+            raise OSError("helper disk on fire")
+        return real(client, uri_, exp_id, parent_id, payload_, runs, *rest)
+
+    monkeypatch.setattr(sink, "_log_runs", helper_fails)
+    with pytest.raises(TrackingError, match=r"MLflow logging in a helper process failed: OSError: helper disk on "
+                                            r"fire\)$"):
+        log_job(uri, runs_with_store, payload, job["artifacts"])
+    parents, children = runs_of(uri)
+    assert len(parents) == 1 and len(children) == len(payload.runs[0::2]) + 1
+    assert {r.info.status for r in [*parents, *children]} == {"FAILED"}
+
+    monkeypatch.setattr(sink, "_log_runs", real)
+    with pytest.raises(KeyboardInterrupt):
+        log_job(uri, runs_with_store, payload, job["artifacts"], progress=Interrupting(3, KeyboardInterrupt()))
+    parents, children = runs_of(uri)
+    latest = max(parents, key=lambda p: p.info.start_time)
+    mine = [c for c in children if c.data.tags["mlflow.parentRunId"] == latest.info.run_id]
+    assert len(mine) >= 3 and {r.info.status for r in [latest, *mine]} == {"KILLED"}
+    rerun = log_job(uri, runs_with_store, payload, job["artifacts"]).parent_id
+    parents, children = runs_of(uri)
+    assert [p.info.run_id for p in parents] == [rerun] and len(children) == n_runs(job["result"])
+    assert {c.info.status for c in children} == {"FINISHED"}
