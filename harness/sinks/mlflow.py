@@ -586,7 +586,14 @@ def in_two_processes(client: Any, uri: str, items: Sequence[Any], work: Callable
     from ..job.aside import aside
 
     theirs = items[1::2]
-    with aside(lambda: work(_client(uri), theirs, None), "MLflow logging in a helper process") as helper:
+
+    def helper_work() -> list:
+        # No telemetry from the helper: its copy of MLflow's telemetry queue and locks may have been held by a
+        # thread of this process at the fork (the flag is read at every call, and only in the helper's copy).
+        os.environ["MLFLOW_DISABLE_TELEMETRY"] = "true"
+        return work(_client(uri), theirs, None)
+
+    with aside(helper_work, "MLflow logging in a helper process") as helper:
         out = work(client, items[0::2], progress)
         out += helper()
     if progress is not None:
