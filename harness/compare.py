@@ -249,7 +249,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def console() -> int:
-    """The ``harness-compare`` command: :func:`main`, then the process ends (:func:`~harness.arguments.console_command`)."""
+    """The ``harness-compare`` command: :func:`main`, then the process ends
+    (:func:`~harness.arguments.console_command`)."""
     return console_command(main)
 
 
