@@ -160,7 +160,7 @@ def store_template() -> Path:
 
 def seed_store(db: Path) -> bool:
     """Start the new SQLite store ``db`` as a copy of the empty store that MLflow created and migrated once for
-    this MLflow version (:func:`keep_template`): MLflow's ~60 schema migrations take 1.5-2.5 s for every new store.
+    this MLflow version (:func:`keep_template`): MLflow's ~60 schema migrations take 1.3-2.3 s for every new store.
     The copy holds the schema, its version and no experiment; MLflow adds its ``Default`` experiment when it
     opens a store without one, with this machine's paths, as it does in a store it migrates itself. Returns
     whether it did; a missing or damaged template leaves the store to MLflow."""
@@ -581,7 +581,7 @@ def in_two_processes(client: Any, uri: str, items: Sequence[Any], work: Callable
     a client and database connections of its own: :func:`fork_safe_pools`) while this process does the others,
     and the lists are joined. A failure of either is raised here (the caller marks every nested run of its
     parent, the helper's too, FAILED or KILLED)."""
-    if not uri.startswith("sqlite:") or len(items) < PARALLEL_RUNS or (os.cpu_count() or 1) < 2:
+    if _sqlite_path(uri) is None or len(items) < PARALLEL_RUNS or (os.cpu_count() or 1) < 2:
         return work(client, items, progress)
     from ..job.aside import aside
 
