@@ -162,9 +162,9 @@ def place_labels(ax: Any, xs: Sequence[float], ys: Sequence[float], texts: Seque
             left = px + 6.0 if right else px - 6.0 - w
             return (left, y - h / 2, left + w, y + h / 2)
 
-        right, y = next((c for c in candidates if free(box_of(*c)) and fits(box_of(*c))),
-                        next((c for c in candidates if free(box_of(*c))), candidates[0]))
-        box = box_of(right, y)
+        options = [(c, box_of(*c)) for c in candidates]
+        (right, y), box = next(((c, b) for c, b in options if fits(b) and free(b)),
+                               next(((c, b) for c, b in options if free(b)), options[0]))
         boxes.append(box)
         target = trans.inverted().transform((box[0] if right else box[2], y))
         placed.append((i, target, abs(y - py) > 1.0, right))
