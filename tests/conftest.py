@@ -10,7 +10,6 @@ end (:func:`pytest_unconfigure`).
 
 from __future__ import annotations
 
-import gc
 import json
 import os
 import shutil
@@ -19,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.arguments import skip_last_collection
 from support import SHARED, MlflowServer, dataset_dirs, once_per_session, read_lines, shared_lock
 
 
@@ -28,9 +28,9 @@ def pytest_configure(config):
 
 
 def pytest_unconfigure(config):
-    # the process ends next: its last garbage collection would tear down numba's and MLflow's object graphs for
-    # seconds, as the harness's own commands skip it (harness.arguments.skip_last_collection)
-    gc.freeze()
+    # the process ends next: skip its last garbage collection, which would tear down numba's and MLflow's object
+    # graphs for seconds, as the harness's own commands do
+    skip_last_collection()
     if hasattr(config, "workerinput") or SHARED not in os.environ:
         return
     shared = Path(os.environ.pop(SHARED))
