@@ -352,7 +352,7 @@ PHASES = [
      "template), meanwhile", 1),
     ("harness.job.aside", "Aside.__call__", "waiting for the figures after that", 1),
     ("harness.runner", "track", "MLflow runs and artifacts", 0),
-    ("harness.sinks.mlflow", "in_two_processes", "nested runs logged, then finished (two processes each)", 1),
+    ("harness.sinks.mlflow", "_log_runs", "nested runs (into SQLite: one transaction)", 1),
     ("harness.sinks.mlflow", "_log_artifacts", "artifacts", 1),
 ]
 

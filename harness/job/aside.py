@@ -1,5 +1,4 @@
-"""Work done in a forked child process while the caller goes on (the second core of a job): the figures, half of
-the MLflow runs.
+"""Work done in a forked child process while the caller goes on (the second core of a job): the figures.
 
 The child runs a function, sends back its JSON-able return value or its traceback, and exits without clean-up
 (``os._exit``); it gets SIGKILL if its parent dies (Linux), so a killed job leaves no process working for it.

@@ -153,7 +153,7 @@ class JobFolder:
             self._lock_fd = None
 
     def lock_fds(self) -> tuple[int, ...]:
-        """The descriptor holding the lock, if held: a forked helper process closes it (it must not keep the
+        """The descriptor holding the lock, if held: a forked child process closes it (it must not keep the
         folder locked after the job)."""
         return () if self._lock_fd is None else (self._lock_fd,)
 

@@ -13,8 +13,8 @@ variant; each job recorded once.
   same; only the artifacts are replaced); a record left incomplete is replaced by a new one, and earlier records
   of the same identity are deleted (MLflow's soft delete: ``search_runs`` no longer finds them), so an experiment
   holds one parent and N nested runs per job; a job that changed gets a new record. Children stay RUNNING until
-  the whole job is logged, then all finish (into a SQLite store, two processes log and finish half of them each,
-  :func:`in_two_processes`); a failure marks the parent and its children FAILED (KILLED on Ctrl-C or SIGTERM).
+  the whole job is logged, then all finish (into a SQLite store in one transaction each,
+  :mod:`harness.sinks.sqlite_runs`); a failure marks the parent and its children FAILED (KILLED on Ctrl-C or SIGTERM).
   Parents left RUNNING by a dead process (same host, pid gone; or the same job, whose folder lock we now hold)
   are marked KILLED, with their children, by the next job that sees them.
 - **What.** Nested runs are named ``system@version | refset | variant``; metrics ``bleu``, ``bp``, ``ratio``,
@@ -56,11 +56,14 @@ from ..job.dataset import refset_name
 from ..job.files import pid_alive
 from ..job.result import JobResult
 from ..version import __version__
+from .sqlite_runs import RunRows, bulk_store, finish_runs, insert_runs
 
 log = logging.getLogger(__name__)
 
 EXPERIMENT_KIND = {"mlflow.experimentKind": "custom_model_development"}
 SMALL_TABLES = ("system_scores", "correlations", "significance")
+#: the tags of the dataset input of every run
+DATASET_TAGS = {"mlflow.data.context": "eval"}
 
 
 def default_uri(runs_dir: Path) -> str:
@@ -105,8 +108,7 @@ def tune_sqlite() -> None:
     """WAL journal + ``synchronous=NORMAL`` on every SQLite connection of this process: MLflow commits several
     times per call and each commit of a default SQLite database waits for an fsync (~150 ms per nested run here,
     ~40 ms with WAL); WAL also lets readers (``mlflow ui``) and parallel jobs work without blocking each other.
-    ``NORMAL`` never corrupts the database; a power cut may lose the last transactions, which a rerun logs again.
-    Also makes the connection pools safe across ``os.fork`` (:func:`fork_safe_pools`)."""
+    ``NORMAL`` never corrupts the database; a power cut may lose the last transactions, which a rerun logs again."""
     global _SQLITE_TUNED
     if _SQLITE_TUNED:
         return
@@ -123,7 +125,6 @@ def tune_sqlite() -> None:
             cursor.execute("PRAGMA synchronous=NORMAL")
             cursor.close()
 
-    fork_safe_pools()
     _SQLITE_TUNED = True
 
 
@@ -524,10 +525,14 @@ def log_job(uri: str, runs_dir: Path, payload: JobPayload, artifacts: Mapping[st
         parent_id = parent.info.run_id
         client.log_batch(parent_id, metrics=_metrics(payload.metrics, ts), params=_params(payload.params))
         _log_dataset(client, uri, parent_id, payload.dataset)
-        created += in_two_processes(client, uri, payload.runs, lambda c, runs, bar: _log_runs(
-            c, uri, exp_id, parent_id, payload, runs, ts, user, bar), progress)
+        bulk = bulk_store(client)
+        created += _log_runs(client, bulk, uri, exp_id, parent_id, payload, ts, user, progress)
         _log_artifacts(client, parent_id, artifacts, payload.tables)
-        in_two_processes(client, uri, created, _finish)
+        if bulk is not None:
+            finish_runs(bulk, created)
+        else:
+            for run_id in created:
+                client.set_terminated(run_id, "FINISHED")
         client.set_terminated(parent_id, "FINISHED")
         deleted = delete_earlier_records(client, exp_id, payload.key, parent_id)
         if deleted:
@@ -535,7 +540,7 @@ def log_job(uri: str, runs_dir: Path, payload: JobPayload, artifacts: Mapping[st
         return Logged(exp_id, parent_id)
     except BaseException as exc:
         status = "FAILED" if isinstance(exc, Exception) else "KILLED"
-        if parent_id:  # every nested run, those a helper process created too
+        if parent_id:  # every nested run, those of a transaction that committed before the failure too
             with contextlib.suppress(Exception):
                 created += [c.info.run_id for c in _children(client, exp_id, parent_id)
                             if c.info.status == "RUNNING" and c.info.run_id not in created]
@@ -547,85 +552,28 @@ def log_job(uri: str, runs_dir: Path, payload: JobPayload, artifacts: Mapping[st
         raise TrackingError(f"MLflow logging to {uri} failed ({type(exc).__name__}: {_first_line(exc)})") from None
 
 
-#: Nested runs from which a SQLite store's runs are logged and finished by two processes (each half; MLflow's
-#: store code is CPU-bound Python, about 50 ms per run here): 108 runs took 3.0 s instead of 5.5 s.
-PARALLEL_RUNS = 24
-
-
-def _log_runs(client: Any, uri: str, exp_id: str, parent_id: str, payload: JobPayload, runs: Sequence[NestedRun],
-              ts: int, user: dict[str, str], progress: Any = None) -> list[str]:
-    """Create and fill ``runs`` as nested runs of ``parent_id`` (left RUNNING); returns their ids."""
+def _log_runs(client: Any, bulk: Any, uri: str, exp_id: str, parent_id: str, payload: JobPayload, ts: int,
+              user: dict[str, str], progress: Any = None) -> list[str]:
+    """Create and fill the payload's nested runs of ``parent_id`` (left RUNNING); returns their ids. Into a store
+    :func:`~harness.sinks.sqlite_runs.bulk_store` accepts, all in one transaction; else through MLflow's API, run
+    by run."""
+    runs = [RunRows(run.name, {**_tags(run.tags), "mlflow.parentRunId": parent_id, **user},
+                    _metrics(run.metrics, ts, run.step), _params(run.params)) for run in payload.runs]
+    if bulk is not None:
+        ids = insert_runs(bulk, exp_id, runs, payload.dataset[:2], DATASET_TAGS)
+        if progress is not None:
+            progress.update(len(ids))
+        return ids
     ids = []
     for run in runs:
         # the tags go in with the run (one transaction; log_batch's tags cost as much as its metrics)
-        child = client.create_run(exp_id, run_name=run.name,
-                                  tags={**_tags(run.tags), "mlflow.parentRunId": parent_id, **user})
+        child = client.create_run(exp_id, run_name=run.name, tags=run.tags)
         ids.append(child.info.run_id)
-        client.log_batch(child.info.run_id, metrics=_metrics(run.metrics, ts, run.step), params=_params(run.params))
+        client.log_batch(child.info.run_id, metrics=run.metrics, params=run.params)
         _log_dataset(client, uri, child.info.run_id, payload.dataset)
         if progress is not None:
             progress.update(1)
     return ids
-
-
-def _finish(client: Any, run_ids: Sequence[str], _progress: Any = None) -> list[str]:
-    for run_id in run_ids:
-        client.set_terminated(run_id, "FINISHED")
-    return []
-
-
-def in_two_processes(client: Any, uri: str, items: Sequence[Any], work: Callable[[Any, Sequence[Any], Any], list],
-                     progress: Any = None) -> list:
-    """``work(client, items, progress)``; returns its list. Into a SQLite store, from :data:`PARALLEL_RUNS` items
-    on and with two cores, a forked helper process does every second item (:func:`harness.job.aside.aside`, with
-    a client and database connections of its own: :func:`fork_safe_pools`) while this process does the others,
-    and the lists are joined. A failure of either is raised here (the caller marks every nested run of its
-    parent, the helper's too, FAILED or KILLED)."""
-    if _sqlite_path(uri) is None or len(items) < PARALLEL_RUNS or (os.cpu_count() or 1) < 2:
-        return work(client, items, progress)
-    from ..job.aside import aside
-
-    theirs = items[1::2]
-
-    def helper_work() -> list:
-        # No telemetry from the helper: its copy of MLflow's telemetry queue and locks may have been held by a
-        # thread of this process at the fork (the flag is read at every call, and only in the helper's copy).
-        os.environ["MLFLOW_DISABLE_TELEMETRY"] = "true"
-        return work(_client(uri), theirs, None)
-
-    with aside(helper_work, "MLflow logging in a helper process") as helper:
-        out = work(client, items[0::2], progress)
-        out += helper()
-    if progress is not None:
-        progress.update(len(theirs))
-    return out
-
-
-_FORK_SAFE = False
-
-
-def fork_safe_pools() -> None:
-    """SQLAlchemy's recipe for pools across ``os.fork``: a pooled database connection is only ever used by the
-    process that opened it; a forked child that finds one in its copy of the pool drops it (without closing the
-    parent's connection) and opens its own. Set up with the SQLite pragmas (:func:`tune_sqlite`), before this
-    process opens any connection of a store."""
-    global _FORK_SAFE
-    if _FORK_SAFE:
-        return
-    from sqlalchemy import event, exc
-    from sqlalchemy.pool import Pool
-
-    @event.listens_for(Pool, "connect")
-    def _opened(_dbapi_connection: Any, record: Any) -> None:
-        record.info["pid"] = os.getpid()
-
-    @event.listens_for(Pool, "checkout")
-    def _checked_out(_dbapi_connection: Any, record: Any, proxy: Any) -> None:
-        if record.info.get("pid") != os.getpid():
-            record.dbapi_connection = proxy.dbapi_connection = None
-            raise exc.DisconnectionError("a database connection of another process")
-
-    _FORK_SAFE = True
 
 
 def _user() -> dict[str, str]:
@@ -656,7 +604,7 @@ def _log_dataset(client: Any, uri: str, run_id: str, dataset: tuple[str, str, st
 
     name, digest, source = dataset
     data = Dataset(name=name, digest=digest, source_type="local", source=json.dumps({"uri": source}))
-    inputs = [DatasetInput(data, tags=[InputTag("mlflow.data.context", "eval")])]
+    inputs = [DatasetInput(data, tags=[InputTag(k, v) for k, v in DATASET_TAGS.items()])]
     for attempt in (1, 2):
         try:
             with store_lock(uri):

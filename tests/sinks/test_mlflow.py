@@ -132,33 +132,26 @@ def test_the_payload_of_a_job(job):
 # ------------------------------------------------------------------------------------------------ the store
 
 
-@pytest.fixture(params=["one process", "two processes"])
-def processes(request, monkeypatch) -> dict:
-    """Nested runs logged by this process alone, or half of them by a helper process (the threshold lowered to
-    this small job's 14 runs); ``started`` records every helper started."""
-    import harness.job.aside as aside_module
-    import harness.sinks.mlflow as sink
+@pytest.fixture(params=["in bulk", "through MLflow's API"])
+def path(request, monkeypatch) -> str:
+    """Nested runs written in one transaction (:mod:`harness.sinks.sqlite_runs`, the store's schema verified), or
+    through MLflow's API run by run (as into a store of a schema not verified)."""
+    import harness.sinks.sqlite_runs as bulk
 
-    started: list[str] = []
-    if request.param == "two processes":
-        monkeypatch.setattr(sink, "PARALLEL_RUNS", 2)
-        real = aside_module.aside
-
-        def spy(work, what, close_fds=()):
-            started.append(what)
-            return real(work, what, close_fds)
-
-        monkeypatch.setattr(aside_module, "aside", spy)
-    return {"helpers": 2 if request.param == "two processes" else 0, "started": started}
+    if request.param != "in bulk":
+        monkeypatch.setattr(bulk, "VERIFIED_SCHEMAS", frozenset())
+    return request.param
 
 
-def test_a_job_in_the_store(job, runs_with_store, processes):
+def test_a_job_in_the_store(job, runs_with_store, path):
     from mlflow.tracking import MlflowClient
+
+    from harness.sinks.sqlite_runs import bulk_store
 
     uri, payload, result = store(runs_with_store), job["payload"], job["result"]
     parent_id = log_job(uri, runs_with_store, payload, job["artifacts"]).parent_id
-    assert len(processes["started"]) == processes["helpers"]  # one to log half the runs, one to finish them
     client = MlflowClient(uri)
+    assert (bulk_store(client) is not None) == (path == "in bulk")
     exp = client.get_experiment_by_name(EXPERIMENT)
     assert exp.tags["mlflow.experimentKind"] == EXPERIMENT_KIND["mlflow.experimentKind"]
     assert exp.artifact_location == (runs_with_store.resolve() / "mlartifacts").as_uri()
@@ -238,7 +231,8 @@ class Interrupting:
 
 
 @pytest.mark.parametrize("exc,status", [(RuntimeError("disk on fire"), "FAILED"), (KeyboardInterrupt(), "KILLED")])
-def test_a_failure_while_logging_marks_what_was_created(job, runs_with_store, exc, status):
+def test_a_failure_while_logging_marks_what_was_created(job, runs_with_store, exc, status, path):
+    """Interrupted after the third nested run (through the API) or after the transaction that wrote them all."""
     uri, payload = store(runs_with_store), job["payload"]
     if status == "FAILED":
         with pytest.raises(TrackingError) as err:
@@ -248,7 +242,7 @@ def test_a_failure_while_logging_marks_what_was_created(job, runs_with_store, ex
         with pytest.raises(KeyboardInterrupt):
             log_job(uri, runs_with_store, payload, job["artifacts"], progress=Interrupting(3, exc)).parent_id
     parents, children = runs_of(uri)
-    assert len(parents) == 1 and len(children) == 3
+    assert len(parents) == 1 and len(children) == (n_runs(job["result"]) if path == "in bulk" else 3)
     assert {r.info.status for r in [*parents, *children]} == {status}  # never RUNNING, never FINISHED
     rerun = log_job(uri, runs_with_store, payload, job["artifacts"]).parent_id
     parents, children = runs_of(uri)
@@ -334,9 +328,10 @@ def test_parent_metrics_name_mt_only_when_every_system_is_mt(job):
     assert metrics["pearson.mt_only"] == metrics["pearson.all_systems"] == with_human["pearson.all_systems"]
 
 
-def test_datasets_are_logged_under_the_store_lock(job, runs_with_store, monkeypatch):
+def test_datasets_are_logged_under_the_store_lock(job, runs_with_store, monkeypatch, path):
     """MLflow inserts a new dataset after looking it up, and two jobs of a sweep raced between the two steps
-    (UNIQUE constraint failed: datasets...): every log_inputs to a SQLite store holds the store's lock."""
+    (UNIQUE constraint failed: datasets...): every log_inputs to a SQLite store holds the store's lock (in bulk,
+    the nested runs refer to the dataset the parent logged: one log_inputs)."""
     import fcntl
 
     from mlflow.tracking import MlflowClient
@@ -359,7 +354,7 @@ def test_datasets_are_logged_under_the_store_lock(job, runs_with_store, monkeypa
 
     monkeypatch.setattr(MlflowClient, "log_inputs", checked)
     log_job(uri, runs_with_store, job["payload"], job["artifacts"])
-    assert len(held) == 1 + n_runs(job["result"]) and all(held)
+    assert len(held) == 1 + (0 if path == "in bulk" else n_runs(job["result"])) and all(held)
 
 
 def _dump(db) -> dict:
@@ -421,38 +416,91 @@ def test_a_damaged_or_unwritable_template_costs_time_only(tmp_path, monkeypatch,
         assert _dump(store_template())["experiments"] == []
 
 
-def test_a_failure_of_either_process_marks_every_nested_run(job, runs_with_store, monkeypatch):
-    """Two processes log the nested runs; the helper fails after its first run: the job's logging fails naming
-    the helper's error, and every nested run, the helper's included, is FAILED (never RUNNING or FINISHED). This
-    process failing instead kills the helper, with the same result."""
-    import harness.sinks.mlflow as sink
+# ------------------------------------------------------------------------------------------------ written in bulk
 
-    monkeypatch.setattr(sink, "PARALLEL_RUNS", 2)
-    uri, payload, here = store(runs_with_store), job["payload"], os.getpid()
-    real = sink._log_runs
 
-    def helper_fails(client, uri_, exp_id, parent_id, payload_, runs, *rest):
-        if os.getpid() != here:
-            real(client, uri_, exp_id, parent_id, payload_, runs[:1], *rest)
-            raise OSError("helper disk on fire")
-        return real(client, uri_, exp_id, parent_id, payload_, runs, *rest)
+def _normalised(db) -> dict:
+    """:func:`_dump` of a store with its ids replaced by what they name (a run by its name, an input by its run, a
+    dataset by its name) and every time by whether it is set."""
+    import sqlite3
 
-    monkeypatch.setattr(sink, "_log_runs", helper_fails)
-    with pytest.raises(TrackingError, match=r"MLflow logging in a helper process failed: OSError: helper disk on "
-                                            r"fire\)$"):
-        log_job(uri, runs_with_store, payload, job["artifacts"])
+    times = {"start_time", "end_time", "timestamp", "creation_time", "last_update_time", "deleted_time"}
+    with sqlite3.connect(db) as con:
+        ids = {run_id: f"RUN<{name}>" for run_id, name in con.execute("SELECT run_uuid, name FROM runs")}
+        ids.update({i: f"INPUT<{ids[run]}>" for i, run in con.execute("SELECT input_uuid, destination_id FROM inputs")})
+        ids.update({i: f"DATASET<{n}>" for i, n in con.execute("SELECT dataset_uuid, name FROM datasets")})
+        out = {}
+        for (table,) in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'"):
+            cur = con.execute(f'SELECT * FROM "{table}"')
+            cols = [d[0] for d in cur.description]
+            rows = []
+            for row in cur:
+                text = str({k: (v is not None) if k in times else v for k, v in zip(cols, row)})
+                for old, new in {**ids, str(db.parent): "STORE"}.items():
+                    text = text.replace(old, new)
+                rows.append(text)
+            out[table] = sorted(rows)
+    return out
+
+
+def test_runs_in_bulk_are_the_rows_mlflow_writes(job, tmp_path, migrated_store, monkeypatch):
+    """The same job logged into two new stores, its nested runs in one transaction and through MLflow's own API
+    (create_run, log_batch, log_inputs, set_terminated): every row of every table is the same (ids and times
+    aside), and the store MLflow's API wrote was one bulk_store accepts."""
+    import shutil
+
+    import harness.sinks.sqlite_runs as bulk
+    from harness.sinks.mlflow import _client
+
+    stores = {}
+    for way in ("bulk", "api"):
+        runs = tmp_path / way
+        runs.mkdir()
+        shutil.copy(migrated_store, runs / "mlflow.db")
+        if way == "api":
+            monkeypatch.setattr(bulk, "VERIFIED_SCHEMAS", frozenset())
+        log_job(store(runs), runs, job["payload"], job["artifacts"])
+        stores[way] = runs / "mlflow.db"
+    monkeypatch.undo()
+    assert bulk.bulk_store(_client(store(tmp_path / "api"))) is not None
+    found = {way: _normalised(db) for way, db in stores.items()}
+    assert len(found["bulk"]["runs"]) == 1 + n_runs(job["result"])
+    assert found["bulk"] == found["api"]
+
+
+def test_the_installed_mlflow_schema_is_verified(migrated_store):
+    """A new MLflow may change its store: then its revision is not verified, every job logs through MLflow's API
+    (correct, ~30x slower), and this test says so: run test_runs_in_bulk_are_the_rows_mlflow_writes with the
+    revision added to VERIFIED_SCHEMAS, and keep it if it passes."""
+    import sqlite3
+
+    from harness.sinks.sqlite_runs import VERIFIED_SCHEMAS
+
+    with sqlite3.connect(migrated_store) as con:
+        (revision,) = con.execute("SELECT version_num FROM alembic_version").fetchone()
+    assert revision in VERIFIED_SCHEMAS
+
+
+def test_runs_in_bulk_are_all_or_nothing(job, runs_with_store, monkeypatch):
+    """A failure inside the transaction (two runs given one id) writes no nested run; the parent is FAILED and the
+    rerun is complete."""
+    import harness.sinks.sqlite_runs as bulk
+
+    real, calls = bulk.uuid4, []
+
+    def repeating():  # a run id, then its input's id, per run: the third run gets the second run's id
+        calls.append(calls[2] if len(calls) == 4 else real())
+        return calls[-1]
+
+    monkeypatch.setattr(bulk, "uuid4", repeating)
+    uri = store(runs_with_store)
+    with pytest.raises(TrackingError, match=r"^MLflow logging to .* failed \(MlflowException: \(sqlite3\."
+                                             r"IntegrityError\) UNIQUE constraint failed: runs.run_uuid\)$"):
+        log_job(uri, runs_with_store, job["payload"], job["artifacts"])
     parents, children = runs_of(uri)
-    assert len(parents) == 1 and len(children) == len(payload.runs[0::2]) + 1
-    assert {r.info.status for r in [*parents, *children]} == {"FAILED"}
-
-    monkeypatch.setattr(sink, "_log_runs", real)
-    with pytest.raises(KeyboardInterrupt):
-        log_job(uri, runs_with_store, payload, job["artifacts"], progress=Interrupting(3, KeyboardInterrupt()))
-    parents, children = runs_of(uri)
-    latest = max(parents, key=lambda p: p.info.start_time)
-    mine = [c for c in children if c.data.tags["mlflow.parentRunId"] == latest.info.run_id]
-    assert len(mine) >= 3 and {r.info.status for r in [latest, *mine]} == {"KILLED"}
-    rerun = log_job(uri, runs_with_store, payload, job["artifacts"]).parent_id
+    assert [p.info.status for p in parents] == ["FAILED"] and children == []
+    monkeypatch.undo()
+    rerun = log_job(uri, runs_with_store, job["payload"], job["artifacts"]).parent_id
     parents, children = runs_of(uri)
     assert [p.info.run_id for p in parents] == [rerun] and len(children) == n_runs(job["result"])
     assert {c.info.status for c in children} == {"FINISHED"}
