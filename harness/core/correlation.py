@@ -16,6 +16,7 @@ matrix, as in sacrebleu's paired bootstrap).
 from __future__ import annotations
 
 import math
+import os
 import warnings
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
@@ -24,6 +25,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..errors import ConfigError, InputError
+from .. import native
 from .resampling import (
     bootstrap_counts,
     check_level,
@@ -672,15 +674,68 @@ def _weighted_ranks(v: FloatArray, w: FloatArray) -> FloatArray:
 
 
 def _weighted_kendall(x: FloatArray, y: FloatArray, w: FloatArray) -> FloatArray:
-    from ._kendall_kernel import weighted_tau_b
-
+    """Kendall tau-b of the items ``x``, ``y`` under every row of weights ``w[b, k]`` (integer counts): compiled
+    (:data:`KENDALL`, the resamples split between the cores), or scipy on each resample's repeated items when
+    the compiled kernel cannot be had (the same values, far slower)."""
     order = np.lexsort((y, x))  # by x, then y
     xs, ys = x[order], y[order]
+    weights = np.ascontiguousarray(w[:, order], dtype=np.float64)
+    kern = native.kernels(KENDALL)
+    if kern is None:
+        return np.array([_scipy_tau_b(np.repeat(xs, row.astype(np.int64)), np.repeat(ys, row.astype(np.int64)))
+                         for row in weights])
     starts = np.flatnonzero(np.r_[True, xs[1:] != xs[:-1], True]).astype(np.int64)
     y_rank = np.unique(ys, return_inverse=True)[1].astype(np.int64)
+    return np.clip(tau_b(kern, y_rank, starts, weights), -1.0, 1.0)
+
+
+def _scipy_tau_b(x: FloatArray, y: FloatArray) -> float:
+    from scipy.stats import kendalltau
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return float(kendalltau(x, y).statistic) if x.size >= 2 else math.nan
+
+
+def tau_b(kern: Any, y_rank: NDArray[np.int64], starts: NDArray[np.int64], weights: FloatArray,
+          threads: int | None = None) -> FloatArray:
+    """The compiled ``tau_b`` of every row of ``weights`` (C-contiguous float64), in ``threads`` threads (default:
+    one per core, at most one per 8 rows); ctypes releases the GIL, so they run at once."""
+    n_b, n = weights.shape
     n_y = int(y_rank.max()) + 1 if y_rank.size else 0
-    tau = weighted_tau_b(y_rank, n_y, starts, np.ascontiguousarray(w[:, order], dtype=np.float64))
-    return np.clip(tau, -1.0, 1.0)
+    out = np.full(n_b, np.nan)
+    threads = threads or max(1, min(os.cpu_count() or 1, n_b // 8))
+    bounds = np.linspace(0, n_b, threads + 1).astype(np.int64)
+
+    def run(b0: int, b1: int) -> None:
+        params = np.array([n_y, starts.size, n, b0, b1], dtype=np.int64)
+        tree, y_sum = np.zeros(n_y + 1), np.zeros(max(n_y, 1))
+        kern.tau_b(y_rank.ctypes.data, starts.ctypes.data, weights.ctypes.data, params.ctypes.data,
+                   out.ctypes.data, tree.ctypes.data, y_sum.ctypes.data)
+
+    if threads == 1:
+        run(0, n_b)
+        return out
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(threads) as pool:
+        list(pool.map(run, bounds[:-1], bounds[1:]))
+    return out
+
+
+def _kendall_smoke_test(kern: Any) -> None:
+    """Three items in x order with y ranks 0, 2, 1 (two concordant pairs, one discordant), once each and with
+    the last one twice: tau-b 1/3 and 1/5."""
+    weights = np.array([[1.0, 1.0, 1.0], [1.0, 1.0, 2.0]])
+    got = tau_b(kern, np.array([0, 2, 1], dtype=np.int64), np.arange(4, dtype=np.int64), weights, threads=1)
+    if not (abs(got[0] - 1 / 3) < 1e-12 and abs(got[1] - 1 / 5) < 1e-12):
+        raise RuntimeError(f"the loaded Kendall kernel does not compute what it should ({got})")
+
+
+#: The compiled Kendall tau-b of resamples (:mod:`._kendall_kernel`).
+KENDALL = native.KernelSet(name="kendall", what="Kendall kernel", module="harness.core._kendall_kernel",
+                           ref="harness.core.correlation:KENDALL", arity={"tau_b": 7}, int_args={},
+                           smoke_test=_kendall_smoke_test)
 
 
 def bootstrap_segment_correlation(

@@ -298,6 +298,55 @@ def test_segment_resamples_match_naive_recomputation(method, grouping):
         assert got[b] == pytest.approx(expected, abs=1e-12)
 
 
+def test_compiled_kendall_of_resamples_is_scipy_on_the_repeated_items(monkeypatch):
+    """The compiled tau-b of weighted items (ties on both sides, resamples that leave one item or none: NaN) is
+    scipy's kendalltau on each resample with its repeated items; split between threads or not, and without the
+    compiled kernel (HARNESS_NATIVE=0: scipy per resample), the numbers are the same."""
+    from scipy.stats import kendalltau
+
+    from harness import native
+
+    rng = np.random.default_rng(3)
+    x = np.round(rng.normal(size=300), 1)
+    y = np.round(x + rng.normal(size=300), 1)
+    w = rng.integers(0, 3, size=(40, 300)).astype(float)
+    w[0] = 0
+    w[1] = 0
+    w[1, 7] = 5
+    compiled = corr._weighted_kendall(x, y, w)
+    assert native.kernels(corr.KENDALL) is not None
+    assert np.isnan(compiled[:2]).all()
+    for b in range(2, 40):
+        reps = w[b].astype(int)
+        assert compiled[b] == pytest.approx(kendalltau(np.repeat(x, reps), np.repeat(y, reps)).statistic,
+                                            rel=1e-12, abs=0)
+    order = np.lexsort((y, x))
+    starts = np.flatnonzero(np.r_[True, x[order][1:] != x[order][:-1], True]).astype(np.int64)
+    y_rank = np.unique(y[order], return_inverse=True)[1].astype(np.int64)
+    weights = np.ascontiguousarray(w[:, order])
+    kern = native.kernels(corr.KENDALL)
+    one, three = corr.tau_b(kern, y_rank, starts, weights, threads=1), corr.tau_b(kern, y_rank, starts, weights, 3)
+    assert np.array_equal(one, three, equal_nan=True)  # the same code on disjoint rows
+    monkeypatch.setenv("HARNESS_NATIVE", "0")
+    monkeypatch.delitem(native._loaded, corr.KENDALL.name)
+    fallback = corr._weighted_kendall(x, y, w)
+    assert native.kernels(corr.KENDALL) is None
+    assert np.isnan(fallback[:2]).all() and fallback[2:] == pytest.approx(compiled[2:], rel=1e-12, abs=0)
+
+
+def test_a_fresh_process_loads_the_kendall_kernel_without_numba():
+    import subprocess
+    import sys
+
+    from harness import native
+
+    native.kernels(corr.KENDALL)  # compiles and caches it if this machine has not yet
+    code = ("import sys\nfrom harness import native\nfrom harness.core import correlation\n"
+            "k = native.kernels(correlation.KENDALL)\nprint(k.source, 'numba' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["elf" if native._elf_supported() else "mcjit", "False"]
+
+
 def test_pooled_pearson_resamples_of_a_constant_side_are_undefined():
     """A constant metric or human side, or a resample that keeps one segment whose values are all equal, has no
     Pearson r: NaN, as segment_correlation says (not a ratio of rounding errors)."""

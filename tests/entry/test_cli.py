@@ -266,12 +266,13 @@ def test_does_not_import_mlflow_hydra_or_pandas():
     """Start-up stays light on every path (plain, JSON, paired test, confidence, sentence level): no mlflow, Hydra,
     pandas or matplotlib, and, once the compiled kernels are cached on this machine, no numba, scipy or (on
     x86-64 Linux) llvmlite either (the demo's files take the compiled path)."""
+    from harness import native as core_native
     from harness.text import native
 
     heavy = ["mlflow", "hydra", "omegaconf", "pandas", "matplotlib"]
     kern = native.kernels()  # compiles and caches them if this machine has not yet
     if kern is not None:
-        heavy += ["numba", "scipy"] + (["llvmlite"] if native._elf_supported() else [])
+        heavy += ["numba", "scipy"] + (["llvmlite"] if core_native._elf_supported() else [])
     calls = [[REF_C, "-i", SYS["Nemo"]], [REF_C, "-i", SYS["Nemo"], "-f", "json"],
              [REF_C, "-i", SYS["Nemo"], SYS["UEdin"], "--paired-bs", "--n-samples", "50"],
              [REF_C, "-i", SYS["Nemo"], "--confidence", "--n-samples", "50"],

@@ -1,5 +1,6 @@
-"""Loading the compiled kernels (harness.text.native): from the object cache without numba, by either loader, never
-at the price of a crash, and not at all when disabled (the Python path then gives the same numbers)."""
+"""Loading the compiled kernels (harness.native, with the text kernels of harness.text.native): from the
+object cache without numba, by either loader, never at the price of a crash, and not at all when disabled (the
+Python path then gives the same numbers)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,9 @@ import pytest
 
 import harness
 from harness.core.options import make_options
+from harness import native as core
 from harness.text import native, token_ids
+from harness.text.native import TEXT
 from harness.text.counting import count_numpy, encode_hypotheses, encode_references
 
 pytestmark = pytest.mark.skipif(native.kernels() is None, reason="compiled kernels unavailable")
@@ -31,20 +34,20 @@ def test_a_fresh_process_loads_the_object_code_without_numba() -> None:
     code = ("import sys\nfrom harness.text import native\nk = native.kernels()\n"
             "print(k.source, 'numba' in sys.modules, 'llvmlite' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
-    expected = ["elf", "False", "False"] if native._elf_supported() else ["mcjit", "False", "True"]
+    expected = ["elf", "False", "False"] if core._elf_supported() else ["mcjit", "False", "True"]
     assert out == expected
 
 
 @pytest.mark.parametrize("loader", ["elf", "mcjit"])
 def test_both_loaders_count_as_numpy_does(monkeypatch, loader: str) -> None:
     """Each loader's kernels, used by the pipeline, give the statistics of the numpy path."""
-    if loader == "elf" and not native._elf_supported():
+    if loader == "elf" and not core._elf_supported():
         pytest.skip("the ELF loader is for x86-64 Linux")
     obj, manifest = cached()
     assert loader in manifest["loaders"]
-    kern = native.load_object(obj, manifest, loader)
+    kern = core.load_object(TEXT, obj, manifest, loader)
     assert kern.source == loader
-    monkeypatch.setattr(native, "_loaded", kern)
+    monkeypatch.setitem(core._loaded, TEXT.name, kern)
     hyps = [["a", "b", "c", "a", "b"], ["x", "y"], []]
     refs = encode_references([[["a", "b", "a", "b", "c"], ["y", "x"], ["z"]], [["c", "a", "b"], None, []]])
     h_ids, h_off = encode_hypotheses(hyps, refs.vocab)
@@ -59,12 +62,12 @@ def test_both_loaders_count_as_numpy_does(monkeypatch, loader: str) -> None:
 def test_a_symbol_that_cannot_be_resolved_is_refused_before_anything_runs(monkeypatch) -> None:
     obj, manifest = cached()
     with pytest.raises(RuntimeError, match="unresolved symbols in the cached kernels: harness_no_such_symbol"):
-        native.load_object(obj, {**manifest, "undefined": [*manifest["undefined"], "harness_no_such_symbol"]},
-                           "mcjit")
-    if native._elf_supported():
-        monkeypatch.setattr(native, "_symbols", lambda names: {})
+        core.load_object(TEXT, obj, {**manifest, "undefined": [*manifest["undefined"], "harness_no_such_symbol"]},
+                         "mcjit")
+    if core._elf_supported():
+        monkeypatch.setattr(core, "_symbols", lambda names: {})
         with pytest.raises(RuntimeError, match="unresolved symbol"):
-            native.load_object(obj, manifest, "elf")
+            core.load_object(TEXT, obj, manifest, "elf")
 
 
 def test_new_object_code_is_tried_in_a_child_first(tmp_path) -> None:
@@ -72,24 +75,24 @@ def test_new_object_code_is_tried_in_a_child_first(tmp_path) -> None:
     (here: truncated) gets none, and is never mapped into a process that matters."""
     obj, manifest = cached()
     manifest = {k: v for k, v in manifest.items() if k != "loaders"}
-    native._write(tmp_path / "good", "k", obj, manifest)
-    native._write(tmp_path / "bad", "k", obj[: len(obj) // 2], manifest)
+    core._write(TEXT, tmp_path / "good", "k", obj, manifest)
+    core._write(TEXT, tmp_path / "bad", "k", obj[: len(obj) // 2], manifest)
     good = json.loads((tmp_path / "good" / "harness_kernels-k.json").read_bytes())["loaders"]
     bad = json.loads((tmp_path / "bad" / "harness_kernels-k.json").read_bytes())["loaders"]
-    assert good == (["elf", "mcjit"] if native._elf_supported() else ["mcjit"]) and bad == []
+    assert good == (["elf", "mcjit"] if core._elf_supported() else ["mcjit"]) and bad == []
     assert (tmp_path / "good" / "harness_kernels-k.o").read_bytes() == obj
 
 
 def test_the_key_is_the_source_the_versions_and_the_cpu(monkeypatch, tmp_path) -> None:
-    key = native.cache_key()
-    assert key == native.cache_key() and len(key) == 24
-    source = tmp_path / "_kernels.py"
-    source.write_bytes(native._SOURCE.read_bytes() + b"\n# changed\n")
-    monkeypatch.setattr(native, "_SOURCE", source)
-    assert native.cache_key() != key
-    monkeypatch.setattr(native, "_SOURCE", native._HERE / "_kernels.py")
-    monkeypatch.setattr(native, "_cpu", lambda: "another cpu")
-    assert native.cache_key() != key
+    import dataclasses
+
+    key = core.cache_key(TEXT)
+    assert key == core.cache_key(TEXT) and len(key) == 24
+    (tmp_path / "changed_kernels.py").write_bytes(TEXT.source.read_bytes() + b"\n# changed\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert core.cache_key(dataclasses.replace(TEXT, module="changed_kernels")) != key
+    monkeypatch.setattr(core, "_cpu", lambda: "another cpu")
+    assert core.cache_key(TEXT) != key
 
 
 def test_disabled_kernels_leave_the_python_path_with_the_same_numbers(monkeypatch, wmt21) -> None:
@@ -98,7 +101,7 @@ def test_disabled_kernels_leave_the_python_path_with_the_same_numbers(monkeypatc
     refs = [r * 4 for r in refs]
     compiled = harness.corpus_bleu(hyps, refs)
     monkeypatch.setenv("HARNESS_NATIVE", "0")
-    monkeypatch.setattr(native, "_loaded", None)
+    monkeypatch.delitem(core._loaded, TEXT.name)
     assert native.kernels() is None and not token_ids.usable(make_options(), True)
     python = harness.corpus_bleu(hyps, refs)
     assert (python.counts, python.totals, python.hyp_len, python.ref_len) == (
