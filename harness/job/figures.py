@@ -8,20 +8,22 @@
 - ``blocks`` (paper protocol): mean block BLEU +- one standard deviation per system.
 
 Colours are the Okabe-Ito palette (distinct for colour-blind readers); legends sit outside the data.
-matplotlib is imported lazily (Agg backend: no display needed). :func:`drawn_aside` draws them in a forked child
-process, so that a job does its other work meanwhile (they take seconds and need nothing else the job makes).
+matplotlib is imported lazily (Agg backend: no display needed). :func:`drawn_aside` draws them in forked child
+processes, so that a job does its other work meanwhile (they take seconds and need nothing else the job makes).
 """
 
 from __future__ import annotations
 
 import contextlib
 import math
+import os
+from functools import partial
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
-from .aside import aside
+from .aside import Aside, aside
 from .files import atomic_write
 from .result import JobResult
 
@@ -175,57 +177,61 @@ def place_labels(ax: Any, xs: Sequence[float], ys: Sequence[float], texts: Seque
 
 
 def bleu_vs_human(result: JobResult, folder: Path) -> list[str]:
+    """``bleu_vs_human_<kind>`` of every kind of human scores with correlations."""
+    return [name for human in _kinds(result) for name in _bleu_vs_human(result, human, folder)]
+
+
+def _kinds(result: JobResult) -> list[Any]:
+    return [h for h in result.inputs.human if any(r.human_score == h.name for r in result.correlations)]
+
+
+def _bleu_vs_human(result: JobResult, human: Any, folder: Path) -> list[str]:
     plt = pyplot()
     full = result.full_refset
     variants = _distinct_variants(result)
-    names: list[str] = []
-    for human in result.inputs.human:
-        h = human.oriented()
-        if not any(r.human_score == human.name for r in result.correlations):
-            continue
-        ncol = min(4, len(variants))
-        nrow = math.ceil(len(variants) / ncol)
-        row_height = 2.9 + 0.1 * max(0, len(h.sys) - 12)  # room for the labels of many systems
-        fig, axes = plt.subplots(nrow, ncol, figsize=(3.3 * ncol, row_height * nrow + 0.6), squeeze=False,
-                                 sharey=True, layout="constrained")
-        for ax in axes.ravel()[len(variants):]:
-            ax.set_visible(False)
-        points = []
-        for k, (ax, v) in enumerate(zip(axes.ravel(), variants)):
-            cells = [c for c in result.cells_of(full, v.name) if c.system.label in h.sys]
-            x = np.array([c.score.score for c in cells])
-            y = np.array([h.sys[c.system.label] for c in cells])
-            human_mask = np.array([c.system.human for c in cells])
-            ax.scatter(x[~human_mask], y[~human_mask], s=14, color=OKABE_ITO[0], label="MT system", zorder=3)
-            if human_mask.any():
-                ax.scatter(x[human_mask], y[human_mask], s=22, color=OKABE_ITO[5], marker="D",
-                           label="human translation", zorder=3)
-            mt = ~human_mask
-            title = v.name
-            if mt.sum() >= 2 and np.ptp(x[mt]) > 0:
-                slope, icept = np.polyfit(x[mt], y[mt], 1)
-                xs = np.linspace(x[mt].min(), x[mt].max(), 10)
-                ax.plot(xs, slope * xs + icept, color="0.45", lw=1, zorder=2, label="least squares (MT)")
-                if mt.sum() >= 3:
-                    title += f": r = {np.corrcoef(x[mt], y[mt])[0, 1]:.3f} (MT)"
-            ax.set_title(title)
-            ax.set_xlabel(f"BLEU ({family(str(v.options.tokenize)).split(' ')[0]})")
-            if k % ncol == 0:
-                ax.set_ylabel(f"human score: {h.name}" + ("" if human.higher_is_better else " (negated)"))
-            ax.grid(alpha=0.3)
-            pad = 0.25 * (np.ptp(x) or 1.0)
-            ax.set_xlim(x.min() - pad, x.max() + pad)
-            ypad = 0.08 * (np.ptp(y) or 1.0)
-            ax.set_ylim(min(ax.get_ylim()[0], y.min() - ypad), max(ax.get_ylim()[1], y.max() + ypad))
-            points.append((ax, x, y, [c.system.label for c in cells]))
-        handles, labels = axes[0][0].get_legend_handles_labels()
-        fig.legend(handles, labels, loc="outside lower center", ncol=3, frameon=False)
-        fig.suptitle(f"BLEU vs human judgments ({h.name}), {result.dataset}, references {full}")
-        renderer = _freeze_layout(fig)  # labels are placed in the final display coordinates
-        for ax, x, y, text in points:
-            place_labels(ax, x, y, text, renderer)
-        names += _save(fig, folder, f"bleu_vs_human_{human.name}")
-    return names
+    h = human.oriented()
+    ncol = min(4, len(variants))
+    nrow = math.ceil(len(variants) / ncol)
+    row_height = 2.9 + 0.1 * max(0, len(h.sys) - 12)  # room for the labels of many systems
+    fig, axes = plt.subplots(nrow, ncol, figsize=(3.3 * ncol, row_height * nrow + 0.6), squeeze=False,
+                             sharey=True, layout="constrained")
+    for ax in axes.ravel()[len(variants):]:
+        ax.set_visible(False)
+    points = []
+    for k, (ax, v) in enumerate(zip(axes.ravel(), variants)):
+        cells = [c for c in result.cells_of(full, v.name) if c.system.label in h.sys]
+        x = np.array([c.score.score for c in cells])
+        y = np.array([h.sys[c.system.label] for c in cells])
+        human_mask = np.array([c.system.human for c in cells])
+        ax.scatter(x[~human_mask], y[~human_mask], s=14, color=OKABE_ITO[0], label="MT system", zorder=3)
+        if human_mask.any():
+            ax.scatter(x[human_mask], y[human_mask], s=22, color=OKABE_ITO[5], marker="D",
+                       label="human translation", zorder=3)
+        mt = ~human_mask
+        title = v.name
+        if mt.sum() >= 2 and np.ptp(x[mt]) > 0:
+            slope, icept = np.polyfit(x[mt], y[mt], 1)
+            xs = np.linspace(x[mt].min(), x[mt].max(), 10)
+            ax.plot(xs, slope * xs + icept, color="0.45", lw=1, zorder=2, label="least squares (MT)")
+            if mt.sum() >= 3:
+                title += f": r = {np.corrcoef(x[mt], y[mt])[0, 1]:.3f} (MT)"
+        ax.set_title(title)
+        ax.set_xlabel(f"BLEU ({family(str(v.options.tokenize)).split(' ')[0]})")
+        if k % ncol == 0:
+            ax.set_ylabel(f"human score: {h.name}" + ("" if human.higher_is_better else " (negated)"))
+        ax.grid(alpha=0.3)
+        pad = 0.25 * (np.ptp(x) or 1.0)
+        ax.set_xlim(x.min() - pad, x.max() + pad)
+        ypad = 0.08 * (np.ptp(y) or 1.0)
+        ax.set_ylim(min(ax.get_ylim()[0], y.min() - ypad), max(ax.get_ylim()[1], y.max() + ypad))
+        points.append((ax, x, y, [c.system.label for c in cells]))
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncol=3, frameon=False)
+    fig.suptitle(f"BLEU vs human judgments ({h.name}), {result.dataset}, references {full}")
+    renderer = _freeze_layout(fig)  # labels are placed in the final display coordinates
+    for ax, x, y, text in points:
+        place_labels(ax, x, y, text, renderer)
+    return _save(fig, folder, f"bleu_vs_human_{human.name}")
 
 
 def blocks(result: JobResult, folder: Path) -> list[str]:
@@ -251,15 +257,45 @@ def blocks(result: JobResult, folder: Path) -> list[str]:
     return _save(fig, folder, "blocks")
 
 
+def _figures(result: JobResult) -> list[Callable[[Path], list[str]]]:
+    """Every figure of the job as a function of the folder it is drawn into, in the order of :func:`draw`."""
+    return [partial(bleu_by_system, result), *(partial(_bleu_vs_human, result, h) for h in _kinds(result)),
+            *([partial(blocks, result)] if result.blocks else [])]
+
+
 def draw(result: JobResult, folder: Path) -> list[str]:
     """Every figure of the job into ``folder``; returns the file names."""
-    return [*bleu_by_system(result, folder), *bleu_vs_human(result, folder), *blocks(result, folder)]
+    return [name for names in _draw_share(result, folder, 0, 1) for name in names]
 
 
-def drawn_aside(result: JobResult, folder: Path, close_fds: Sequence[int] = ()
-                ) -> contextlib.AbstractContextManager[Callable[[], list[str]]]:
-    """Draw every figure of the job into ``folder`` in a forked child process while the caller goes on
-    (:func:`harness.job.aside.aside`): the block's value, called, waits and returns the file names (as
-    :func:`draw`) or raises the child's error; leaving the block without waiting kills the child. ``close_fds`` are
-    closed in the child."""
-    return aside(lambda: draw(result, folder), "drawing the figures", close_fds)
+def _draw_share(result: JobResult, folder: Path, share: int, shares: int) -> list[list[str]]:
+    """Figures ``share``, ``share + shares``, ... of :func:`_figures`; the file names of each."""
+    return [fig(folder) for fig in _figures(result)[share::shares]]
+
+
+@contextlib.contextmanager
+def drawn_aside(result: JobResult, folder: Path, close_fds: Sequence[int] = ()) -> Iterator[Drawing]:
+    """Draw every figure of the job into ``folder`` in forked child processes while the caller goes on
+    (:func:`harness.job.aside.aside`; two children, each every second figure, when the machine has two cores and
+    the job two figures or more: a figure takes a second or two, mostly rendering). The block's value, called,
+    waits and returns the file names (as :func:`draw`) or raises a child's error; leaving the block without
+    waiting kills the children. ``close_fds`` are closed in the children."""
+    shares = 2 if (os.cpu_count() or 1) >= 2 and len(_figures(result)) >= 2 else 1
+    with contextlib.ExitStack() as stack:
+        children = [stack.enter_context(aside(partial(_draw_share, result, folder, k, shares), "drawing the figures",
+                                              close_fds)) for k in range(shares)]
+        yield Drawing(children)
+
+
+class Drawing:
+    """The children drawing the figures (:attr:`pids`); calling it waits for all and returns the file names in
+    the order of :func:`draw`."""
+
+    def __init__(self, children: Sequence[Aside]) -> None:
+        self.children = list(children)
+        self.pids = [c.pid for c in self.children]
+
+    def __call__(self) -> list[str]:
+        shares = [c() for c in self.children]  # every child waited for, in order; the first error is raised
+        n = len(shares)
+        return [name for k in range(sum(len(s) for s in shares)) for name in shares[k % n][k // n]]

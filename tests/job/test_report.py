@@ -60,14 +60,16 @@ def test_figures_for_a_paper(paper):
 
 
 def test_figures_drawn_aside_are_the_figures_drawn_here(paper, tmp_path):
-    """The forked child draws the same files (PNG bytes equal) and returns their names; the parent goes on
-    meanwhile."""
+    """Two forked children (two cores), each every second figure, draw the same files (PNG bytes equal) and
+    return their names in the same order; the parent goes on meanwhile."""
     result, _ = paper
     here, aside = tmp_path / "here", tmp_path / "aside"
     here.mkdir()
     aside.mkdir()
     names = figures.draw(result, here)
+    assert len(names) == 2 * 3  # BLEU per system, BLEU vs MQM, the blocks: PNG and PDF each
     with figures.drawn_aside(result, aside) as wait:
+        assert len(set(wait.pids)) == (2 if (os.cpu_count() or 1) >= 2 else 1)
         assert wait() == names and wait() == names
     assert sorted(p.name for p in aside.iterdir()) == sorted(names)
     for name in names:
@@ -85,17 +87,17 @@ def _alive(pid: int) -> bool:
 def test_a_failing_child_is_an_error_naming_its_cause(paper, tmp_path, monkeypatch):
     result, _ = paper
 
-    def broken(result, folder):
+    def broken(result, folder, share, shares):
         raise ValueError("no such colour")
 
-    monkeypatch.setattr(figures, "draw", broken)  # the child inherits it
+    monkeypatch.setattr(figures, "_draw_share", broken)  # the children inherit it
     with figures.drawn_aside(result, tmp_path) as wait:
-        pid = wait.pid
+        pids = wait.pids
         with pytest.raises(RuntimeError, match=r"^drawing the figures failed: ValueError: no such colour\n"):
             wait()
         with pytest.raises(RuntimeError, match="see the first error"):
             wait()
-    assert not _alive(pid)
+    assert not any(_alive(pid) for pid in pids)
 
 
 def test_the_child_lets_the_folder_lock_go_and_dies_with_the_block(paper, tmp_path, monkeypatch):
@@ -106,12 +108,14 @@ def test_the_child_lets_the_folder_lock_go_and_dies_with_the_block(paper, tmp_pa
     fd = os.open(lock, os.O_RDWR | os.O_CREAT)
     fcntl.flock(fd, fcntl.LOCK_EX)
     started = tmp_path / "started"
-    monkeypatch.setattr(figures, "draw", lambda result, folder: started.touch() or time.sleep(60) or [])
+    monkeypatch.setattr(figures, "_draw_share", lambda result, folder, share, shares: (
+        (started / str(share)).touch() or time.sleep(60) or []))
+    started.mkdir()
     with pytest.raises(KeyError):
         with figures.drawn_aside(result, tmp_path, close_fds=[fd]) as wait:
-            pid = wait.pid
-            for _ in range(6000):  # the child closes its copy of fd before it draws
-                if started.exists():
+            pids = wait.pids
+            for _ in range(6000):  # the children close their copies of fd before they draw
+                if len(list(started.iterdir())) == len(pids):
                     break
                 time.sleep(0.01)
             os.close(fd)  # the parent lets go: no copy may keep the lock
@@ -120,9 +124,9 @@ def test_the_child_lets_the_folder_lock_go_and_dies_with_the_block(paper, tmp_pa
                 fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)
             finally:
                 os.close(other)
-            assert _alive(pid)
+            assert all(_alive(pid) for pid in pids)
             raise KeyError("the job failed")
-    assert not _alive(pid)
+    assert not any(_alive(pid) for pid in pids)
 
 
 def _small_job(root, tmp_path):
