@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass
-from typing import Callable, NamedTuple
+from typing import Any, Callable, NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -112,7 +112,7 @@ def _check_same_shape(a: FloatArray, b: FloatArray, names: str) -> None:
 
 
 def _check_metric_present(metric: FloatArray, valid: NDArray[np.bool_], name: str) -> None:
-    if np.isnan(metric[valid]).any():
+    if np.isnan(metric).any() and np.isnan(metric[valid]).any():  # the first test is the cheap one
         raise ValueError(f"{name} has NaN where the human score is present")
 
 
@@ -166,9 +166,13 @@ def _agreement_counts(metric: FloatArray, human: FloatArray) -> tuple[NDArray[np
     """Agreement counts of ``metric[..., S]`` against ``human[S]`` (leading dims are a batch)."""
     ok = ~np.isnan(human)
     h, m = (human, metric) if ok.all() else (human[ok], metric[..., ok])
-    i, j = _pairs(h.shape[0])
-    agree = np.count_nonzero(np.sign(h[i] - h[j]) == np.sign(m[..., i] - m[..., j]), axis=-1)
-    return np.asarray(agree, dtype=np.int64), int(i.shape[0])
+    n = h.shape[0]
+    # Over all ordered pairs: both sign matrices are antisymmetric (a - b is exactly -(b - a); a NaN metric, which
+    # a permutation test may pass, disagrees both ways), so the pairs i < j that agree are half of the agreements
+    # off the diagonal.
+    same = np.sign(h[:, None] - h[None, :]) == np.sign(m[..., :, None] - m[..., None, :])
+    agree = (same.sum(axis=(-2, -1)) - np.trace(same, axis1=-2, axis2=-1)) // 2
+    return np.asarray(agree, dtype=np.int64), n * (n - 1) // 2
 
 
 def pairwise_agreement(metric_sys: ArrayLike, human_sys: ArrayLike) -> tuple[int, int]:
@@ -186,15 +190,23 @@ def pairwise_agreement(metric_sys: ArrayLike, human_sys: ArrayLike) -> tuple[int
     return int(agree), n_pairs
 
 
-def pairwise_accuracy(metric_sys: ArrayLike, human_sys: ArrayLike) -> tuple[float, int]:
+def pairwise_accuracy(metric_sys: ArrayLike, human_sys: ArrayLike) -> tuple[Any, int]:
     """System-level pairwise accuracy (Kocmi et al. 2021) and the number of system pairs it is over.
 
     MTME ``stats.Agreement`` divided by its pair count (as ``data.CompareMetricsWithGlobalAccuracy._Accuracy`` does
     for one language pair). Ties: see :func:`pairwise_agreement`. NaN if there are fewer than 2 systems with a
-    human score (MTME would divide by zero).
+    human score (MTME would divide by zero). ``metric_sys[..., S]`` may have leading dimensions (say one row per
+    variant against the same human scores): then the accuracies are an array of that shape, from one vectorised
+    comparison.
     """
-    agree, n_pairs = pairwise_agreement(metric_sys, human_sys)
-    return (agree / n_pairs if n_pairs else math.nan), n_pairs
+    m = _as_float(metric_sys, "metric_sys")
+    h = _as_float(human_sys, "human_sys", 1)
+    if m.ndim == 0 or m.shape[-1:] != h.shape:
+        raise ValueError(f"metric_sys must end in the shape of human_sys, got {m.shape} and {h.shape}")
+    _check_metric_present(m, np.broadcast_to(~np.isnan(h), m.shape), "metric_sys")
+    agree, n_pairs = _agreement_counts(m, h)
+    acc = agree / n_pairs if n_pairs else np.full(agree.shape, math.nan)
+    return (float(acc) if m.ndim == 1 else acc), n_pairs
 
 
 def global_pairwise_accuracy(

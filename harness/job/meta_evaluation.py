@@ -67,14 +67,15 @@ def wmt_statistics(spec: JobSpec, inputs: Inputs, cells: Sequence[Cell], human: 
     rows: list[CorrelationResult] = []
     for include_human in _subsets(inputs):
         human_p: np.ndarray | None = None
-        for variant in spec.variants:
-            group = [c for c in _subset_cells(cells, variant.name, full, include_human) if c.system.label in human.sys]
-            if len(group) < 2:
-                continue
-            labels = [c.system.label for c in group]
-            bleu = np.array([c.score.score for c in group])
-            hsys = np.array([human.sys[s] for s in labels])
-            acc, n_pairs = mtme.pairwise_accuracy(bleu, hsys)
+        groups = {v.name: [c for c in _subset_cells(cells, v.name, full, include_human) if c.system.label in human.sys]
+                  for v in spec.variants}
+        labels = [c.system.label for c in groups[spec.variants[0].name]]  # the same systems for every variant
+        if len(labels) < 2:
+            continue
+        bleu = np.array([[c.score.score for c in groups[v.name]] for v in spec.variants])
+        accuracies, n_pairs = mtme.pairwise_accuracy(bleu, np.array([human.sys[s] for s in labels]))
+        for variant, acc in zip(spec.variants, accuracies):
+            group = groups[variant.name]
             rows.append(_row(full, variant.name, human.name, include_human, "system", "pairwise_accuracy", acc,
                              n_pairs))
             judged = [c for c in group if c.system.label in human.seg]

@@ -110,6 +110,21 @@ def test_agreement_ties_count_only_when_both_tie():
     assert me.pairwise_agreement([5.0, 5.0, 5.0], [1.0, 2.0, 3.0]) == (0, 3)  # constant metric
 
 
+def test_pairwise_accuracy_of_a_batch_is_the_accuracy_of_each_row():
+    """Rows against the same human scores (one per variant, as the job asks): each row's accuracy, as asked
+    alone; the NaN human score drops its system from every row; a NaN metric where a human score is is refused."""
+    hs = [3.0, 1.0, nan, 3.0, 2.0, 0.5, 2.0]
+    rows = [[0.3, 0.1, 0.9, 0.2, 0.2, 0.05, 0.25], [0.1, 0.2, nan, 0.3, 0.4, 0.5, 0.6], [1.0] * 7]
+    acc, n_pairs = me.pairwise_accuracy(rows, hs)
+    assert acc.shape == (3,) and n_pairs == 15
+    assert list(acc) == [me.pairwise_accuracy(r, hs)[0] for r in rows]
+    assert list(me.pairwise_accuracy([rows], hs)[0][0]) == list(acc)  # any leading dimensions
+    with pytest.raises(ValueError, match="has NaN where the human score is present"):
+        me.pairwise_accuracy([rows[0], [nan] * 7], hs)
+    with pytest.raises(ValueError, match="must end in the shape of human_sys"):
+        me.pairwise_accuracy(rows, hs[:-1])
+
+
 def test_pairwise_accuracy_edges():
     assert me.pairwise_accuracy([1.0, 2.0], [3.0, 4.0]) == (1.0, 1)  # 2 systems
     value, n = me.pairwise_accuracy([1.0, 2.0], [3.0, nan])
