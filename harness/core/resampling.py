@@ -198,9 +198,16 @@ def resampled_sums(X: FloatArray, n_samples: int, seed: int | None = DEFAULT_SEE
     s, n, k = X.shape
     dtype = exact_dtype(X, float(n) * float(X.max(initial=0.0)))
     flat = flat_systems(X, dtype)
-    rng = generator(seed) if rng is None else rng
     step = chunk_rows(n_samples, 8 * (3 * n + 2 * s * k), max_bytes)[0]
-    for rows, counts in iter_bootstrap_counts(rng, n, n_samples, step.stop - step.start):
+    rows_per_step = step.stop - step.start
+    if rng is None and seed is not None and n * n_samples * 8 <= SEEDED_CACHE_BYTES:
+        drawn = seeded_counts(seed, n, n_samples)  # the same resamples for every call of a job: kept
+        chunks: Iterator[tuple[slice, Any]] = (
+            (slice(a, min(a + rows_per_step, n_samples)), drawn[a:a + rows_per_step])
+            for a in range(0, n_samples, rows_per_step))
+    else:
+        chunks = iter_bootstrap_counts(generator(seed) if rng is None else rng, n, n_samples, rows_per_step)
+    for rows, counts in chunks:
         sums = counts.astype(dtype) @ flat
         yield rows, sums.astype(np.float64, copy=False).reshape(-1, s, k)
 

@@ -216,13 +216,15 @@ def exact_mean(values: Sequence[float]) -> float:
     ``math.fsum`` of the values minus the parts found so far (each fsum is correctly rounded, so it returns 0 only
     when the parts add up to the values exactly); only those parts become fractions."""
     vals = [float(v) for v in values]
-    if not vals or not all(math.isfinite(v) for v in vals):
-        return float(statistics.mean(vals))  # its error or its inf/nan
     parts: list[float] = []
     try:
-        while (rest := math.fsum([*vals, *(-p for p in parts)])) != 0.0:
+        rest = math.fsum(vals)
+        if not vals or not math.isfinite(rest):  # nothing, an inf or a nan: statistics.mean's error or value
+            return float(statistics.mean(vals))
+        while rest != 0.0:
             parts.append(rest)
-    except OverflowError:  # sums beyond the float range: the fractions all the way
+            rest = math.fsum([*vals, *(-p for p in parts)])
+    except (OverflowError, ValueError):  # sums beyond the float range (or inf - inf): the fractions all the way
         return float(statistics.mean(vals))
     return float(sum((Fraction(p) for p in parts), Fraction(0)) / len(vals))
 
@@ -248,7 +250,7 @@ def bootstrap_ci(stats: Any, score_fn: Any, n_samples: int = DEFAULT_CONFIDENCE_
     out = []
     lo_i = n_samples // 40
     for s in range(X.shape[0]):
-        raw = sorted(float(v) for v in res[s])  # sacrebleu Score.estimate_ci: sorted() + statistics.mean
+        raw = np.sort(res[s]).tolist()  # sacrebleu Score.estimate_ci: sorted() + statistics.mean (no NaN here)
         lo, hi = raw[lo_i], raw[n_samples - lo_i - 1]
         out.append(ConfidenceInterval(names_[s], float(actual[s]), exact_mean(raw), 0.5 * (hi - lo),
                                       lo, hi, n_samples, seed))

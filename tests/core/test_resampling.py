@@ -21,3 +21,17 @@ def test_seeded_counts_are_the_seeds_resamples_kept_read_only(monkeypatch):
     big = resampling.seeded_counts(9, 40, 30)
     assert np.array_equal(big, want) and big is not resampling.seeded_counts(9, 40, 30)
     big[0, 0] = 5.0
+
+
+@pytest.mark.parametrize("n,samples,rows", [(527, 1000, 64), (7, 33, 5), (1, 4, 3)])
+def test_the_kept_counts_are_sacrebleus_resamples_in_every_chunking(n, samples, rows):
+    """resampled_sums takes a job's kept counts (seeded_counts) for sacrebleu's resamples, which are
+    ``default_rng(seed).choice(n, size=(B, n))`` (bootstrap_indices); a given generator is drawn from in chunks of
+    rows: the sums are the same either way."""
+    assert np.array_equal(resampling.seeded_counts(12345, n, samples),
+                          resampling.counts_of(resampling.bootstrap_indices(n, samples, 12345), n))
+    X = np.random.default_rng(0).integers(0, 9, size=(3, n, 4)).astype(np.float64)
+    kept = np.concatenate([s for _, s in resampling.resampled_sums(X, samples, 12345)])
+    drawn = np.concatenate([s for _, s in resampling.resampled_sums(X, samples, None, resampling.generator(12345),
+                                                                     max_bytes=8 * rows * (3 * n + 24))])
+    assert np.array_equal(kept, drawn)
