@@ -701,6 +701,8 @@ def tau_b(kern: Any, y_rank: NDArray[np.int64], starts: NDArray[np.int64], weigh
           threads: int | None = None) -> FloatArray:
     """The compiled ``tau_b`` of every row of ``weights`` (C-contiguous float64), in ``threads`` threads (default:
     one per core, at most one per 8 rows); ctypes releases the GIL, so they run at once."""
+    y_rank, starts = (np.ascontiguousarray(a, dtype=np.int64) for a in (y_rank, starts))
+    weights = np.ascontiguousarray(weights, dtype=np.float64)  # the kernel reads raw memory: these types, dense
     n_b, n = weights.shape
     n_y = int(y_rank.max()) + 1 if y_rank.size else 0
     out = np.full(n_b, np.nan)

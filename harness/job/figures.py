@@ -176,12 +176,8 @@ def place_labels(ax: Any, xs: Sequence[float], ys: Sequence[float], texts: Seque
                     arrowprops={"arrowstyle": "-", "lw": 0.4, "color": "0.5"} if moved else None)
 
 
-def bleu_vs_human(result: JobResult, folder: Path) -> list[str]:
-    """``bleu_vs_human_<kind>`` of every kind of human scores with correlations."""
-    return [name for human in _kinds(result) for name in _bleu_vs_human(result, human, folder)]
-
-
 def _kinds(result: JobResult) -> list[Any]:
+    """The kinds of human scores with correlations (each has its ``bleu_vs_human_<kind>``)."""
     return [h for h in result.inputs.human if any(r.human_score == h.name for r in result.correlations)]
 
 

@@ -49,7 +49,7 @@ import urllib.request
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping, NamedTuple, Sequence
+from typing import Any, Iterator, Mapping, NamedTuple
 
 from ..errors import TrackingError
 from ..job.dataset import refset_name

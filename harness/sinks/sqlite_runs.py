@@ -11,8 +11,8 @@ MLflow's API. Must not decide what is logged: the runs, their tags, metrics and 
 
 from __future__ import annotations
 
-from uuid import uuid4
 from typing import Any, NamedTuple, Sequence
+from uuid import uuid4
 
 #: Revisions of MLflow's store schema (``alembic_version``) whose rows :func:`insert_runs` writes as MLflow does.
 VERIFIED_SCHEMAS = frozenset({"dc11669786a5"})  # MLflow 3.17.2
