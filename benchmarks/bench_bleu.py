@@ -860,7 +860,7 @@ def main(argv: list[str] | None = None) -> int:
            "", "### Cold start (compiled kernels)", "",
            f"First vs second `harness.corpus_bleu` call in a fresh process, {mid:,} segments x {cold_refs} ref(s): "
            "with an empty cache the kernels are compiled by numba (once per machine and kernel source), else their "
-           "object code is mapped from the cache (`harness/text/native.py`):", "",
+           "object code is mapped from the cache (`harness/native.py`):", "",
            md_table(["kernel cache", "import harness s", "first call s", "second call s", "cold-start cost s"],
                     [[k, fmt_s(v["import"]), fmt_s(v["first"]), fmt_s(v["second"]), fmt_s(v["first"] - v["second"])]
                      for k, v in (("empty (numba compiles the kernels)", cold["compile"]),
