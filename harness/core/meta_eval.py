@@ -175,6 +175,17 @@ def _agreement_counts(metric: FloatArray, human: FloatArray) -> tuple[NDArray[np
     return np.asarray(agree, dtype=np.int64), n * (n - 1) // 2
 
 
+def _checked_agreement(metric_sys: ArrayLike, human_sys: ArrayLike, batch: bool) -> tuple[NDArray[np.int64], int]:
+    """:func:`_agreement_counts` of checked inputs: ``metric_sys[S]`` (with ``batch``, ``[..., S]``) against
+    ``human_sys[S]``, no NaN metric where a human score is."""
+    m = _as_float(metric_sys, "metric_sys", None if batch else 1)
+    h = _as_float(human_sys, "human_sys", 1)
+    if m.ndim == 0 or m.shape[-1:] != h.shape:
+        raise ValueError(f"metric_sys must end in the shape of human_sys, got {m.shape} and {h.shape}")
+    _check_metric_present(m, np.broadcast_to(~np.isnan(h), m.shape), "metric_sys")
+    return _agreement_counts(m, h)
+
+
 def pairwise_agreement(metric_sys: ArrayLike, human_sys: ArrayLike) -> tuple[int, int]:
     """Number of agreeing system pairs and number of pairs: MTME ``stats.Agreement``.
 
@@ -182,11 +193,7 @@ def pairwise_agreement(metric_sys: ArrayLike, human_sys: ArrayLike) -> tuple[int
     agreement only if *both* sides tie (a metric tie on a human non-tie, or the reverse, is a disagreement).
     Systems whose human score is NaN are dropped (MTME skips pairs with a ``None`` gold score).
     """
-    m = _as_float(metric_sys, "metric_sys", 1)
-    h = _as_float(human_sys, "human_sys", 1)
-    _check_same_shape(m, h, "metric_sys and human_sys")
-    _check_metric_present(m, ~np.isnan(h), "metric_sys")
-    agree, n_pairs = _agreement_counts(m, h)
+    agree, n_pairs = _checked_agreement(metric_sys, human_sys, batch=False)
     return int(agree), n_pairs
 
 
@@ -199,14 +206,9 @@ def pairwise_accuracy(metric_sys: ArrayLike, human_sys: ArrayLike) -> tuple[Any,
     variant against the same human scores): then the accuracies are an array of that shape, from one vectorised
     comparison.
     """
-    m = _as_float(metric_sys, "metric_sys")
-    h = _as_float(human_sys, "human_sys", 1)
-    if m.ndim == 0 or m.shape[-1:] != h.shape:
-        raise ValueError(f"metric_sys must end in the shape of human_sys, got {m.shape} and {h.shape}")
-    _check_metric_present(m, np.broadcast_to(~np.isnan(h), m.shape), "metric_sys")
-    agree, n_pairs = _agreement_counts(m, h)
+    agree, n_pairs = _checked_agreement(metric_sys, human_sys, batch=True)
     acc = agree / n_pairs if n_pairs else np.full(agree.shape, math.nan)
-    return (float(acc) if m.ndim == 1 else acc), n_pairs
+    return (float(acc) if agree.ndim == 0 else acc), n_pairs
 
 
 def global_pairwise_accuracy(
