@@ -609,10 +609,11 @@ def _pooled_resampled(method: str, metric: FloatArray, human: FloatArray, counts
     if method == "pearson":
         return _pooled_pearson(x, y, seg, counts)
     for sl in _chunks(counts.shape[0], x.size):
-        w = counts[sl][:, seg]  # [b, items]
         if method == "kendall":
-            out[sl] = _weighted_kendall(x, y, w)
-        elif method == "spearman":
+            out[sl] = _weighted_kendall(x, y, counts[sl], seg)
+            continue
+        w = np.take(counts[sl], seg, axis=1)  # [b, items], C order
+        if method == "spearman":
             out[sl] = _weighted_pearson(_weighted_ranks(x, w), _weighted_ranks(y, w), w)
         else:
             out[sl] = _weighted_pearson(np.broadcast_to(x, w.shape), np.broadcast_to(y, w.shape), w)
@@ -673,13 +674,17 @@ def _weighted_ranks(v: FloatArray, w: FloatArray) -> FloatArray:
     return out
 
 
-def _weighted_kendall(x: FloatArray, y: FloatArray, w: FloatArray) -> FloatArray:
-    """Kendall tau-b of the items ``x``, ``y`` under every row of weights ``w[b, k]`` (integer counts): compiled
-    (:data:`KENDALL`, the resamples split between the cores), or scipy on each resample's repeated items when
-    the compiled kernel cannot be had (the same values, far slower)."""
+def _weighted_kendall(x: FloatArray, y: FloatArray, w: FloatArray,
+                      columns: NDArray[np.intp] | None = None) -> FloatArray:
+    """Kendall tau-b of the items ``x``, ``y`` under every row of weights ``w[b, k]`` (integer counts), or, with
+    ``columns``, of weights ``w[b, columns[k]]`` (item ``k`` weighs as often as its segment ``columns[k]`` occurs:
+    the items' weights are gathered once, in the order the kernel reads them). Compiled (:data:`KENDALL`, the
+    resamples split between the cores), or scipy on each resample's repeated items when the compiled kernel
+    cannot be had (the same values, far slower)."""
     order = np.lexsort((y, x))  # by x, then y
     xs, ys = x[order], y[order]
-    weights = np.ascontiguousarray(w[:, order], dtype=np.float64)
+    # np.take along axis 1 writes C order; w[:, index] would be Fortran order, and copied again for the kernel
+    weights = np.ascontiguousarray(np.take(w, order if columns is None else columns[order], axis=1), dtype=np.float64)
     kern = native.kernels(KENDALL)
     if kern is None:
         return np.array([_scipy_tau_b(np.repeat(xs, row.astype(np.int64)), np.repeat(ys, row.astype(np.int64)))

@@ -65,6 +65,7 @@ def wmt_statistics(spec: JobSpec, inputs: Inputs, cells: Sequence[Cell], human: 
     human = human.oriented()
     full = refset_name(inputs.full_refset)
     rows: list[CorrelationResult] = []
+    corpus_p: dict[str, tuple[list[str], np.ndarray, np.ndarray]] = {}  # variant -> labels, segments, p-values
     for include_human in _subsets(inputs):
         human_p: np.ndarray | None = None
         groups = {v.name: [c for c in _subset_cells(cells, v.name, full, include_human) if c.system.label in human.sys]
@@ -94,16 +95,35 @@ def wmt_statistics(spec: JobSpec, inputs: Inputs, cells: Sequence[Cell], human: 
             rows.append(_row(full, variant.name, human.name, include_human, "system", "soft_pairwise_accuracy", spa,
                              n_block))
             if get_profile(variant.options.profile).additive:
-                stats = stack([c.stats for c in judged], variant.options)
-                spc = mtme.soft_pairwise_accuracy_corpus(stats, score_fn(variant.options), hseg,
-                                                         human_p_values=human_p)
+                block_labels = [judged[i].system.label for i in systems]
+                metric_p = _corpus_p_values(corpus_p, variant, block_labels, segments,
+                                            lambda: stack([judged[i].stats for i in systems], variant.options))
                 rows.append(_row(full, variant.name, human.name, include_human, "system",
-                                 "soft_pairwise_accuracy_corpus", spc, n_block))
+                                 "soft_pairwise_accuracy_corpus", mtme.one_minus_pce(human_p, metric_p), n_block))
             found = mtme.acc_eq(sent, hseg)
             n_items = int((np.isfinite(hseg).sum(axis=0) >= 2).sum())
             rows.append(_row(full, variant.name, human.name, include_human, "segment", "acc_eq", found.value, n_items,
                              grouping="item", epsilon=found.epsilon))
     return rows
+
+
+def _corpus_p_values(done: dict[str, tuple[list[str], np.ndarray, np.ndarray]], variant: Any, labels: list[str],
+                     segments: np.ndarray, stats: Callable[[], np.ndarray]) -> np.ndarray:
+    """:func:`~harness.core.meta_eval.pairwise_p_values_corpus` of the variant's corpus BLEU on the complete block
+    (the systems ``labels``, the ``segments``; ``stats()``: their statistics ``[S, n, K]``), as
+    :func:`~harness.core.meta_eval.soft_pairwise_accuracy_corpus` computes them. The p-value of a pair depends on
+    its two systems and on the segments only (the permutations are drawn for the number of segments), so when the
+    MT-only block has the segments of the block with the human translations, its p-values are read from that
+    block's matrix instead of being computed again; ``done`` keeps each variant's last matrix."""
+    kept = done.get(variant.name)
+    if kept is not None and np.array_equal(kept[1], segments) and set(labels) <= set(kept[0]):
+        at = [kept[0].index(label) for label in labels]
+        if at == sorted(at):  # the same order: the upper triangle stays the upper triangle
+            return kept[2][np.ix_(at, at)]
+    block = stats()
+    p = mtme.pairwise_p_values_corpus(block[:, segments], score_fn(variant.options))
+    done[variant.name] = (labels, segments, p)
+    return p
 
 
 def _row(refset: str, variant: str, kind: str, include_human: bool, level: str, method: str, value: float, n: int,

@@ -327,6 +327,11 @@ def test_compiled_kendall_of_resamples_is_scipy_on_the_repeated_items(monkeypatc
     kern = native.kernels(corr.KENDALL)
     one, three = corr.tau_b(kern, y_rank, starts, weights, threads=1), corr.tau_b(kern, y_rank, starts, weights, 3)
     assert np.array_equal(one, three, equal_nan=True)  # the same code on disjoint rows
+    # weights gathered from segment counts (item k in segment columns[k]) are the weights given item by item
+    columns = rng.integers(0, 50, size=300)
+    counts = rng.integers(0, 3, size=(40, 50)).astype(float)
+    gathered = corr._weighted_kendall(x, y, counts, columns)
+    assert np.array_equal(gathered, corr._weighted_kendall(x, y, counts[:, columns]), equal_nan=True)
     monkeypatch.setenv("HARNESS_NATIVE", "0")
     monkeypatch.delitem(native._loaded, corr.KENDALL.name)
     fallback = corr._weighted_kendall(x, y, w)

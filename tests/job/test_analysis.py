@@ -225,3 +225,35 @@ def test_meta_eval_ranks_the_variants(tmp_path):
     assert f"over {len(others)} comparison" in line and line.count(", " + best + ",") == 0
     table = text.split("## Which variant agrees best", 1)[1].split("\n## ", 1)[0]
     assert sum(x.startswith(f"| {best} | ") for x in table.splitlines()) == len(others)
+
+
+@pytest.mark.parametrize("human_gaps", [False, True])
+def test_corpus_soft_pairwise_accuracy_of_both_subsets_is_the_core_functions(tmp_path, monkeypatch, human_gaps):
+    """The job's ``soft_pairwise_accuracy_corpus`` equals :func:`mtme.soft_pairwise_accuracy_corpus` on the judged
+    systems, with and without the human translation. When the MT-only block has the segments of the block with
+    the human translation, its p-values are read from that block's (one p-value computation per variant); when
+    the human translation lacks judgments (``human_gaps``), the MT-only block has more segments and is computed
+    anew."""
+    from harness.core.bleu import score_fn, stack
+
+    root = small(tmp_path / "spa", refs=("ref-C", "ref-D"), human_system="ref-A")
+    (root / "meta.json").write_text(json.dumps({"human_systems": ["ref-A"]}))
+    if human_gaps:
+        rows = read_lines(root / "human" / "seg.tsv")
+        write_lines(root / "human" / "seg.tsv", [r for r in rows if not (r.startswith("ref-A\t")
+                                                                           and int(r.split("\t")[1]) % 3 == 0)])
+    calls = []
+    real = mtme.pairwise_p_values_corpus
+    monkeypatch.setattr(mtme, "pairwise_p_values_corpus", lambda *a, **k: calls.append(a[0].shape) or real(*a, **k))
+    result = analysed(tmp_path, root, bleu=("sacrebleu", "char"))
+    computed = [shape[:2] for shape in calls]  # [systems, segments] of every p-value matrix the job computed
+    assert computed == ([(5, 26)] * 2 + [(4, 40)] * 2 if human_gaps else [(5, 40)] * 2)
+    h = result.inputs.human[0]
+    for variant in ("sacrebleu", "char"):
+        opts = next(v.options for v in result.spec.variants if v.name == variant)
+        for include_human in (True, False):
+            cells = [c for c in result.cells_of(result.full_refset, variant) if include_human or not c.system.human]
+            hseg = np.stack([h.seg[c.system.label] for c in cells])
+            want = mtme.soft_pairwise_accuracy_corpus(stack([c.stats for c in cells], opts), score_fn(opts), hseg)
+            got = row(result, variant=variant, method="soft_pairwise_accuracy_corpus", include_human=include_human)
+            assert got.correlation.value == pytest.approx(want, rel=1e-12, abs=1e-15), (variant, include_human)
