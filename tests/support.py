@@ -120,6 +120,47 @@ def run_harness(cwd: Path, *args: str, check: bool = True, timeout: int = 600,
     return proc
 
 
+def harness_here(cwd: Path, *args: str, check: bool = True,
+                 env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """What :func:`run_harness` returns, the job run in this process (``harness.app.main`` with ``args`` as its
+    command line, in ``cwd``, the standard streams captured): the tests of a job's outcome whose subject is not
+    the process itself (a kill, a race, what a fresh process imports) skip the 1-3 s that a new process spends
+    importing Hydra, pandas and MLflow. The working directory, the environment, the root logger (Hydra configures
+    it) and ``sys.argv`` are restored afterwards. An exception that is not ``SystemExit`` propagates: in a
+    process it would have been a traceback, which these tests refuse anyway."""
+    import io
+    import logging
+    from contextlib import redirect_stderr, redirect_stdout
+
+    from harness.app import main
+
+    out, err = io.StringIO(), io.StringIO()
+    root = logging.getLogger()
+    saved = (sys.argv, os.getcwd(), dict(os.environ), root.handlers[:], root.level)
+    os.environ.update({"HYDRA_FULL_ERROR": "0", **(env or {})})
+    os.environ.pop("MLFLOW_TRACKING_URI", None)
+    sys.argv = ["harness", *args]
+    status = 0
+    try:
+        os.chdir(cwd)
+        with redirect_stdout(out), redirect_stderr(err):
+            try:
+                main()
+            except SystemExit as exc:
+                status = exc.code if isinstance(exc.code, int) else int(exc.code is not None)
+    finally:
+        sys.argv = saved[0]
+        os.chdir(saved[1])
+        os.environ.clear()
+        os.environ.update(saved[2])
+        root.handlers[:] = saved[3]
+        root.setLevel(saved[4])
+    proc = subprocess.CompletedProcess(["harness", *args], status, out.getvalue(), err.getvalue())
+    if check and status != 0:
+        raise AssertionError(f"harness {' '.join(args)} exited {status}\n{proc.stdout}\n{proc.stderr}")
+    return proc
+
+
 def job_folder(cwd: Path, experiment: str) -> Path:
     """The one job folder under ``runs/<experiment>/``."""
     found = [p for p in (cwd / "runs" / experiment).iterdir() if p.is_dir() and not p.name.startswith(".")]

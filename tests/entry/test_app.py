@@ -1,6 +1,7 @@
-"""The ``harness`` command as users run it (real subprocesses): the README's main job on the bundled demo, a sweep
-on the local cores with a failing job, a real tracking server, and one-line errors. (Reruns, the cache, MLflow's
-record of a rerun and versions are tested in process: tests/test_runner.py.)"""
+"""The ``harness`` command as users run it: the README's main job on the bundled demo and a sweep on the local
+cores with a failing job in real subprocesses; a job folder named after its dataset, a real tracking server and
+one-line errors through the same ``main`` in this process (:func:`support.harness_here`). (Reruns, the cache,
+MLflow's record of a rerun and versions are tested on the job runner: tests/test_runner.py.)"""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import pytest
 from harness.job.folder import verified_files
 from harness.sinks.parquet import read_metadata
 
-from support import DEMO, job_folder, make_dataset, run_harness, sacrebleu_score
+from support import DEMO, harness_here, job_folder, make_dataset, run_harness, sacrebleu_score
 
 pytestmark = pytest.mark.slow
 
@@ -86,8 +87,8 @@ def test_demo_mlflow_runs_equal_the_table(demo):
 
 def test_a_dataset_folder_names_the_experiment_and_the_job(tmp_path):
     ds = make_dataset(tmp_path / "mini")
-    proc = run_harness(tmp_path, f"dataset.root={ds}", "bleu=sacrebleu", "tracking=false", "n_samples=50",
-                       "figures=false")
+    proc = harness_here(tmp_path, f"dataset.root={ds}", "bleu=sacrebleu", "tracking=false", "n_samples=50",
+                        "figures=false")
     folder = job_folder(tmp_path, "mini")  # not "demo"
     assert folder.name.startswith("bleu=sacrebleu,root=mini,figures=false,n_samples=50-")
     table = pd.read_parquet(folder / "system_scores.parquet")
@@ -112,8 +113,8 @@ def test_sweep_on_local_cores_with_a_failing_job(tmp_path):
 
 def test_against_a_real_tracking_server(tmp_path, mlflow_server):
     ds = make_dataset(tmp_path / "mini")
-    run_harness(tmp_path, f"tracking_uri={mlflow_server.uri}", f"dataset.root={ds}", "experiment_name=server",
-                "bleu=[sacrebleu,char]", "n_samples=50", "figures=false")
+    harness_here(tmp_path, f"tracking_uri={mlflow_server.uri}", f"dataset.root={ds}", "experiment_name=server",
+                 "bleu=[sacrebleu,char]", "n_samples=50", "figures=false")
     table = pd.read_parquet(job_folder(tmp_path, "server") / "system_scores.parquet")
     parents, runs = mlflow_runs(mlflow_server.uri, "server")
     assert len(parents) == 1 and len(runs) == len(table) == 3 * 1 * 2
@@ -131,7 +132,7 @@ def test_against_a_real_tracking_server(tmp_path, mlflow_server):
     (["human=no_such_kind"], "no human scores of kind 'no_such_kind'", 2),
 ])
 def test_user_errors_are_one_line_before_any_work(tmp_path, args, expect, status):
-    proc = run_harness(tmp_path, *args, "tracking=false", check=False)
+    proc = harness_here(tmp_path, *args, "tracking=false", check=False)
     errors = [line for line in proc.stderr.splitlines() if line.startswith("harness: error")]
     assert proc.returncode == status and len(errors) == 1 and expect in errors[0], proc.stderr
     assert "Traceback" not in proc.stderr

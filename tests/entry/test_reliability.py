@@ -2,7 +2,8 @@
 and tests/sinks/test_mlflow.py), each fault produced for real: a job killed with SIGKILL at a chosen point, a full
 disk (a tiny tmpfs), a read-only folder, several jobs started together on one folder or one new MLflow store, a
 job killed while logging to MLflow. Where the machine cannot produce a fault (mounting needs root), the test says
-so and skips."""
+so and skips. The jobs that are killed or race each other are real processes; the others run in this process
+(:func:`support.harness_here`), their faults being in the file system or the store."""
 
 from __future__ import annotations
 
@@ -19,15 +20,17 @@ import pytest
 
 from harness.job.folder import MANIFEST, STATUS, verified_files
 
-from support import executable, job_folder, make_dataset, read_lines, run_harness, write_lines
+from support import executable, harness_here, job_folder, make_dataset, read_lines, write_lines
 
 pytestmark = pytest.mark.slow
 
 BASE = ("bleu=sacrebleu", "n_samples=50", "experiment_name=faults", "figures=false")
 
 
-def harness_on(cwd: Path, ds: Path, *args: str, check: bool = False, env: dict | None = None):
-    return run_harness(cwd, f"dataset.root={ds}", *BASE, "tracking=false", *args, check=check, env=env)
+def harness_on(cwd: Path, ds: Path, *args: str, check: bool = False):
+    """The job on ``ds`` without tracking, in this process: the faults below are in the file system, not in the
+    process (a kill, a race between processes and a job stopped in the middle run as real processes)."""
+    return harness_here(cwd, f"dataset.root={ds}", *BASE, "tracking=false", *args, check=check)
 
 
 def one_error_line(proc: subprocess.CompletedProcess) -> str:
@@ -202,7 +205,7 @@ def test_a_job_killed_while_logging_is_marked_killed_by_the_next_run(tmp_path):
     runs = client.search_runs([exp.experiment_id])
     killed = next(r.info.run_id for r in runs if "mlflow.parentRunId" not in r.data.tags)
     assert len(runs) == 1 + 3 * 3 and all(r.info.status == "RUNNING" for r in runs)
-    run_harness(tmp_path, f"dataset.root={ds}", *BASE, "bleu=[sacrebleu,char,intl]")
+    harness_here(tmp_path, f"dataset.root={ds}", *BASE, "bleu=[sacrebleu,char,intl]")
     assert client.get_run(killed).info.status == "KILLED"
     exp = client.get_experiment_by_name("faults")
     runs = client.search_runs([exp.experiment_id])
@@ -227,8 +230,8 @@ def test_parallel_first_jobs_on_a_new_store_do_not_race(tmp_path):
 def test_a_store_on_a_full_disk_keeps_the_tables(tmp_path, tmpfs):
     ds = make_dataset(tmp_path / "ds")
     fill(tmpfs, leave=16 << 10)
-    proc = run_harness(tmp_path, f"dataset.root={ds}", *BASE, f"tracking_uri=sqlite:///{tmpfs / 'mlflow.db'}",
-                       check=False)
+    proc = harness_here(tmp_path, f"dataset.root={ds}", *BASE, f"tracking_uri=sqlite:///{tmpfs / 'mlflow.db'}",
+                        check=False)
     line = one_error_line(proc)
     assert proc.returncode == 1 and "the tables are published" in line
     folder = job_folder(tmp_path, "faults")
@@ -237,7 +240,7 @@ def test_a_store_on_a_full_disk_keeps_the_tables(tmp_path, tmpfs):
 
 def test_an_unknown_tracking_scheme_keeps_the_tables(tmp_path):
     ds = make_dataset(tmp_path / "ds")
-    proc = run_harness(tmp_path, f"dataset.root={ds}", *BASE, "tracking_uri=foo://bar", check=False)
+    proc = harness_here(tmp_path, f"dataset.root={ds}", *BASE, "tracking_uri=foo://bar", check=False)
     line = one_error_line(proc)
     assert proc.returncode == 1 and "foo://bar" in line
     assert (job_folder(tmp_path, "faults") / "tracking_pending.json").exists()

@@ -23,7 +23,7 @@ from harness.shards import MissingExtraError, sharded_corpus_bleu, sharded_stati
 from harness.text.pipeline import segment_statistics
 from harness.text.reading import BadCharacterError, EncodingError, check_parallel, read_text
 
-from support import DEMO, read_lines, run_harness, write_lines
+from support import DEMO, harness_here, read_lines, run_harness, write_lines
 
 DEMO_HYP = DEMO / "systems" / "Nemo.txt"
 DEMO_REFS = [DEMO / "refs" / "ref-C.txt", DEMO / "refs" / "ref-D.txt"]
@@ -349,8 +349,8 @@ def test_without_dask_the_error_names_the_extra(monkeypatch):
 
 def test_shipped_slurm_launcher_config_composes(tmp_path):
     pytest.importorskip("hydra_plugins.hydra_submitit_launcher")
-    out = run_harness(tmp_path, "hydra/launcher=slurm", "hydra.launcher.partition=gpu", "--cfg", "hydra",
-                      "-p", "hydra.launcher").stdout
+    out = harness_here(tmp_path, "hydra/launcher=slurm", "hydra.launcher.partition=gpu", "--cfg", "hydra",
+                       "-p", "hydra.launcher").stdout
     assert "_target_: hydra_plugins.hydra_submitit_launcher.submitit_launcher.SlurmLauncher" in out
     for line in ("timeout_min: 120", "cpus_per_task: 4", "mem_gb: 8", "array_parallelism: 64", "partition: gpu"):
         assert line in out.splitlines(), line
