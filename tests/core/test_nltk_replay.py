@@ -16,15 +16,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-bleu_score = pytest.importorskip("nltk.translate.bleu_score")
-
-from harness.core.nltk_replay import (  # noqa: E402
+from harness.core.nltk_replay import (
     METHOD_NUMBERS as NLTK_METHODS,
     NltkResult,
     nltk_bleu,
     nltk_orders_needed,
     nltk_sentence_bleu,
 )
+from support import DEMO
 
 TOL = 1e-9
 MAX_ORDER = 6  # covers 6 weights and method 5/7's order-5 look-up
@@ -32,9 +31,16 @@ WEIGHTS = [(0.25, 0.25, 0.25, 0.25), (0.5, 0.5), (1 / 3, 1 / 3, 1 / 3), (0.1, 0.
 # What nltk raises where nltk_compat raises ValueError (method6 on short weights / zero trigram precision, ...).
 NLTK_ERRORS = (AssertionError, IndexError, ZeroDivisionError, KeyError, ValueError)
 
-REPO = Path(__file__).resolve().parents[1]
-DATA_CANDIDATES = [REPO / "harness" / "data" / "wmt21_news_ende", REPO.parent / "shared" / "data" / "wmt21_news_ende"]
-DATA = next((p for p in DATA_CANDIDATES if (p / "refs" / "ref-D.txt").is_file()), None)
+
+#: ``nltk.translate.bleu_score``, imported when the first test of this file runs (importing nltk pulls in
+#: scikit-learn: about a second that only the worker running this file should pay, not every worker collecting it).
+bleu_score = None
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _import_nltk():
+    global bleu_score
+    bleu_score = pytest.importorskip("nltk.translate.bleu_score")
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -157,13 +163,11 @@ def _read(path: Path) -> list[list[str]]:
 
 @pytest.fixture(scope="module")
 def wmt():
-    if DATA is None:
-        pytest.skip("wmt21_news_ende dataset not found in harness/data or ../shared/data")
-    ref_c, ref_d = _read(DATA / "refs" / "ref-C.txt"), _read(DATA / "refs" / "ref-D.txt")
+    ref_c, ref_d = _read(DEMO / "refs" / "ref-C.txt"), _read(DEMO / "refs" / "ref-D.txt")  # the shipped demo
     refsets = {1: [[c] for c in ref_c], 2: [[c, d] for c, d in zip(ref_c, ref_d)]}
     ref_max = {n: [[max_ref_counts(refs, j + 1) for j in range(MAX_ORDER)] for refs in lor]
                for n, lor in refsets.items()}
-    systems = {p.stem: _read(p) for p in sorted((DATA / "systems").glob("*.txt"))}
+    systems = {p.stem: _read(p) for p in sorted((DEMO / "systems").glob("*.txt"))}
     assert systems and all(len(h) == len(ref_c) for h in systems.values())
     return refsets, ref_max, systems
 
