@@ -162,17 +162,17 @@ def _pairs(n: int) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
     return i, j
 
 
-def _agreement_counts(metric: FloatArray, human: FloatArray) -> tuple[NDArray[np.int64], int]:
-    """Agreement counts of ``metric[..., S]`` against ``human[S]`` (leading dims are a batch)."""
-    ok = ~np.isnan(human)
-    h, m = (human, metric) if ok.all() else (human[ok], metric[..., ok])
-    n = h.shape[0]
-    # Over all ordered pairs: both sign matrices are antisymmetric (a - b is exactly -(b - a); a NaN metric, which
-    # a permutation test may pass, disagrees both ways), so the pairs i < j that agree are half of the agreements
-    # off the diagonal.
-    same = np.sign(h[:, None] - h[None, :]) == np.sign(m[..., :, None] - m[..., None, :])
-    agree = (same.sum(axis=(-2, -1)) - np.trace(same, axis1=-2, axis2=-1)) // 2
-    return np.asarray(agree, dtype=np.int64), n * (n - 1) // 2
+def _agreement_counts(metric: FloatArray, human: FloatArray,
+                      present: NDArray[np.bool_] | None = None) -> tuple[NDArray[np.int64], int]:
+    """Agreement counts of ``metric[..., S]`` against ``human[S]`` (leading dims are a batch) over the pairs
+    ``i < j`` of systems with a human score (``present``: ``~isnan(human)``, if the caller has it). A NaN metric,
+    which a permutation test may pass, disagrees with everything."""
+    if present is None:
+        present = ~np.isnan(human)
+    h, m = (human, metric) if present.all() else (human[present], metric[..., present])
+    i, j = _pairs(h.shape[0])
+    same = np.sign(h[i] - h[j]) == np.sign(m[..., i] - m[..., j])
+    return np.count_nonzero(same, axis=-1).astype(np.int64, copy=False), i.size
 
 
 def _checked_agreement(metric_sys: ArrayLike, human_sys: ArrayLike, batch: bool) -> tuple[NDArray[np.int64], int]:
@@ -182,8 +182,9 @@ def _checked_agreement(metric_sys: ArrayLike, human_sys: ArrayLike, batch: bool)
     h = _as_float(human_sys, "human_sys", 1)
     if m.ndim == 0 or m.shape[-1:] != h.shape:
         raise ValueError(f"metric_sys must end in the shape of human_sys, got {m.shape} and {h.shape}")
-    _check_metric_present(m, np.broadcast_to(~np.isnan(h), m.shape), "metric_sys")
-    return _agreement_counts(m, h)
+    present = ~np.isnan(h)
+    _check_metric_present(m, np.broadcast_to(present, m.shape), "metric_sys")
+    return _agreement_counts(m, h, present)
 
 
 def pairwise_agreement(metric_sys: ArrayLike, human_sys: ArrayLike) -> tuple[int, int]:
