@@ -1,14 +1,24 @@
-"""`harness-score` as a user runs it: real processes, the sacrebleu CLI as the oracle, a drop-in for sacrebleu's
-output in scripts, one-line errors."""
+"""`harness-score` as a user runs it, the sacrebleu CLI as the oracle: a drop-in for sacrebleu's output in scripts,
+one-line errors.
+
+Both commands run in this process (their ``main`` with the command line as ``sys.argv`` gives, standard input
+from a real file descriptor, the standard streams captured): a new process per call costs 0.3-0.8 s of imports
+and these tests make about sixty. What only a process shows is tested in real processes (:func:`run` with
+``process=True``): the console entry point's output and exit status, a device on standard input, and what a
+fresh process imports."""
 
 from __future__ import annotations
 
+import io
 import json
+import logging
 import os
 import re
 import subprocess
 import sys
+import tempfile
 import threading
+from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import pytest
@@ -21,20 +31,81 @@ SYS = {n: str(DEMO / "systems" / f"{n}.txt") for n in ("Nemo", "UEdin", "Online-
 SIGNATURE_FIELDS = ("nrefs", "case", "eff", "tok", "smooth")
 
 
-def run(*args: str, check: bool = True, stdin: str | None = None) -> subprocess.CompletedProcess:
-    """``harness-score ARGS`` (``stdin``: a file fed to standard input)."""
-    with open(stdin, "rb") if stdin else open(os.devnull, "rb") as feed:
-        proc = subprocess.run([executable("harness-score"), *args], stdin=feed, capture_output=True, timeout=300)
-    proc = subprocess.CompletedProcess(proc.args, proc.returncode, proc.stdout.decode(), proc.stderr.decode())
+class _Descriptor:
+    """A standard stream as sacrebleu's ``main`` uses it: it reopens ``fileno()`` (and closes what it opened), so
+    each call hands out a duplicate of ``fd``."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+
+    def fileno(self) -> int:
+        return os.dup(self.fd)
+
+
+def _exit_status(exc: SystemExit) -> int:
+    return exc.code if isinstance(exc.code, int) else int(exc.code is not None)
+
+
+def run(*args: str, check: bool = True, stdin: str | None = None,
+        process: bool = False) -> subprocess.CompletedProcess:
+    """``harness-score ARGS`` (``stdin``: a file fed to standard input): ``harness.cli.main`` in this process, or the
+    installed command in a new one (``process=True``)."""
+    with open(stdin or os.devnull, "rb") as feed:
+        if process:
+            done = subprocess.run([executable("harness-score"), *args], stdin=feed, capture_output=True, timeout=300)
+            proc = subprocess.CompletedProcess(done.args, done.returncode, done.stdout.decode(), done.stderr.decode())
+        else:
+            from harness.cli import main
+
+            out, err = io.StringIO(), io.StringIO()
+            saved = sys.stdin
+            sys.stdin = io.TextIOWrapper(feed, encoding="utf-8")  # a real descriptor: /dev/zero is seen as a device
+            try:
+                with redirect_stdout(out), redirect_stderr(err):
+                    try:
+                        status = main(list(args))
+                    except SystemExit as exc:  # argparse's usage errors
+                        status = _exit_status(exc)
+            finally:
+                sys.stdin.detach()
+                sys.stdin = saved
+            proc = subprocess.CompletedProcess(["harness-score", *args], status, out.getvalue(), err.getvalue())
     if check and proc.returncode != 0:
         raise AssertionError(proc.stderr)
     return proc
 
 
 def sacrebleu_cli(*args: str, stdin: str | None = None) -> str:
-    with open(stdin, "rb") if stdin else open(os.devnull, "rb") as feed:
-        return subprocess.run([executable("sacrebleu"), *args], stdin=feed, capture_output=True, timeout=300,
-                              check=True).stdout.decode()
+    """What ``sacrebleu ARGS`` prints: sacrebleu's own ``main`` in this process (colours off, its logging handler
+    and the standard streams restored afterwards)."""
+    from sacrebleu.sacrebleu import main
+
+    root = logging.getLogger()
+    saved = (sys.argv, sys.stdin, sys.stdout, root.handlers[:], root.level, os.environ.get("NO_COLOR"))
+    with open(stdin or os.devnull, "rb") as feed, tempfile.TemporaryFile() as out:
+        sys.argv, sys.stdin, sys.stdout = ["sacrebleu", *args], _Descriptor(feed.fileno()), _Descriptor(out.fileno())
+        os.environ["NO_COLOR"] = "1"
+        try:
+            try:
+                main()
+                status = 0
+            except SystemExit as exc:
+                status = _exit_status(exc)
+            if sys.stdout is not saved[2] and hasattr(sys.stdout, "close"):
+                sys.stdout.close()  # sacrebleu's own file object on a duplicate: flushed and closed
+            if hasattr(sys.stdin, "close"):
+                sys.stdin.close()
+        finally:
+            sys.argv, sys.stdin, sys.stdout = saved[:3]
+            root.handlers[:] = saved[3]
+            root.setLevel(saved[4])
+            if saved[5] is None:
+                os.environ.pop("NO_COLOR", None)
+            else:
+                os.environ["NO_COLOR"] = saved[5]
+        assert status == 0, f"sacrebleu {' '.join(args)} exited {status}"
+        out.seek(0)
+        return out.read().decode()
 
 
 def signature_fields(signature: str) -> dict[str, str]:
@@ -71,7 +142,7 @@ def test_scores_equal_the_sacrebleu_cli(options):
 
 
 def test_text_output_is_the_sacrebleu_score_line():
-    line = run(REF_C, "-i", SYS["Nemo"]).stdout.strip()
+    line = run(REF_C, "-i", SYS["Nemo"], process=True).stdout.strip()  # the installed command's output
     assert line.startswith("BLEU|nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|order:4|reflen:closest|")
     theirs = sacrebleu_cli(REF_C, "-i", SYS["Nemo"], "-f", "text", "-w", "2").strip()
     assert line.split(" = ", 1)[1] == theirs.split(" = ", 1)[1]
@@ -204,7 +275,7 @@ def test_bad_options_are_one_line(args, status, pattern):
 
 def test_n_samples_memory_bound_names_what_fits():
     message = assert_one_line_error(run(REF_C, "-i", SYS["Nemo"], SYS["UEdin"], "--paired-bs", "--n-samples",
-                                        "1000000000", check=False), 2)
+                                        "1000000000", check=False, process=True), 2)  # a process's exit status
     fit = int(re.search(r"at most ([\d,]+) samples fit", message).group(1).replace(",", ""))
     assert 1000 <= fit < 1_000_000_000
 
@@ -216,7 +287,7 @@ def test_a_device_is_refused(tmp_path):
 
 
 def test_a_device_on_standard_input_is_refused_at_once():
-    message = assert_one_line_error(run(REF_C, stdin="/dev/zero", check=False), 1)
+    message = assert_one_line_error(run(REF_C, stdin="/dev/zero", check=False, process=True), 1)
     assert message == ("harness-score: error: <stdin>: standard input is not a regular file or a pipe (a device or "
                        "socket never ends like a text file)")
 
