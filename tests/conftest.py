@@ -55,9 +55,10 @@ def _shared_server() -> MlflowServer:
 #: The files that take longest (CPU seconds of the README's test command, with their subprocesses), longest first.
 #: They run first: xdist hands out whole files (``--dist=loadfile``) in collection order
 #: (``--no-loadscope-reorder``), so the short files fill the end and no worker is left alone with a long file.
-LONGEST_FIRST = ("entry/test_reliability.py", "entry/test_app.py", "text/test_token_ids.py", "test_api.py",
-                 "entry/test_shards.py", "entry/test_cli.py", "entry/test_history.py", "test_runner.py",
-                 "text/test_tokenizers.py", "job/test_report.py")
+LONGEST_FIRST = ("entry/test_app.py", "entry/test_reliability.py", "text/test_token_ids.py", "test_api.py",
+                 "entry/test_shards.py", "core/test_nltk_replay.py", "sinks/test_mlflow.py", "entry/test_history.py",
+                 "job/test_report.py", "core/test_significance.py", "job/test_spec.py", "entry/test_cli.py",
+                 "text/test_tokenizers.py", "test_runner.py")
 
 
 def pytest_collection_modifyitems(session, config, items):
