@@ -10,22 +10,10 @@ from pathlib import Path
 import sacrebleu
 from sacrebleu.metrics.bleu import BLEU
 
-from support import once_per_session
+from support import DEMO, once_per_session
 
-REPO = Path(__file__).resolve().parents[1]
-
-
-def _data_dir() -> Path | None:
-    """The shipped copy of the WMT21 en-de data if present, else the shared one next to the repository."""
-    shipped = REPO / "harness" / "data" / "wmt21_news_ende"
-    shared = REPO.parent / "shared" / "data" / "wmt21_news_ende"
-    for candidate in (shipped, shared):
-        if candidate.is_dir():
-            return candidate
-    return None
-
-
-DATA = _data_dir()
+#: The shipped WMT21 en-de data (part of the package: its absence is an error, never a skip).
+DATA = DEMO
 
 
 def _read(path: Path) -> list[str]:
@@ -38,8 +26,6 @@ def _read(path: Path) -> list[str]:
 
 
 def _data_files() -> list[Path]:
-    if DATA is None:
-        return []
     return sorted((DATA / "refs").glob("*.txt")) + sorted((DATA / "systems").glob("*.txt")) + [DATA / "src.txt"]
 
 

@@ -14,7 +14,6 @@ sacrebleu's n-gram code sees.  Evidence, from broad to sharp:
 
 from __future__ import annotations
 
-import itertools
 from pathlib import Path
 
 import pytest
@@ -25,7 +24,7 @@ from sacrebleu.metrics.bleu import BLEU
 from harness.errors import ConfigError
 from harness.text import tokenizers
 from harness.text.tokenizers import available_tokenizers, tokenize_corpus, tokenize_unique, tokenizer_signature
-from tokenizer_cases import DATA, EDGE_LINES, PIECES, _all_strings, _data_files, _read, oracle
+from tokenizer_cases import EDGE_LINES, PIECES, _all_strings, _data_files, _read, oracle
 
 FAST = ("13a", "intl", "zh", "char", "none")
 def assert_same(lines: list[str], name: str, lowercase: bool, where: str = "") -> None:
@@ -42,7 +41,6 @@ def assert_same(lines: list[str], name: str, lowercase: bool, where: str = "") -
 # ---------------------------------------------------------------------------------------------------------------
 
 
-@pytest.mark.skipif(DATA is None, reason="wmt21_news_ende data not found (harness/data or ../shared/data)")
 @pytest.mark.parametrize("lowercase", [False, True])
 @pytest.mark.parametrize("name", FAST)
 @pytest.mark.parametrize("path", _data_files(), ids=lambda p: f"{p.parent.name}/{p.name}")
@@ -50,7 +48,6 @@ def test_real_data_matches_sacrebleu(path: Path, name: str, lowercase: bool) -> 
     assert_same(_read(path), name, lowercase, where=f"{path.name} ")
 
 
-@pytest.mark.skipif(DATA is None, reason="wmt21_news_ende data not found")
 @pytest.mark.parametrize("name", FAST)
 def test_real_corpus_with_duplicates(name: str) -> None:
     """Several files at once, twice (the de-duplicating path), equal sacrebleu."""
