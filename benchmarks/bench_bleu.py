@@ -781,7 +781,6 @@ def main(argv: list[str] | None = None) -> int:
     # ---------------------------------------------------------------- profile
     say("profile")
     prof = work({"task": "stages", "n": mid, "refs": 4, "repeats": reps})
-    total = prof["stages"]["total: harness.corpus_bleu (a thread per core)"]
     one = prof["stages"]["sum of the stages (one thread)"]
     rows_p = [[k, fmt_s(v), f"{100 * v / one:.0f}%"] for k, v in prof["stages"].items()]
     kernel_path = one - prof["stages"]["validate inputs (check_hypotheses/references)"]

@@ -25,13 +25,13 @@ import json
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Sequence
 
 from .core.options import OPTION_NAMES
 from .core.resampling import DEFAULT_SEED, MAX_SEED
 from .arguments import OneLineParser, add_bleu_arguments, bleu_options, console_command, int_in
 from .errors import ConfigError, HarnessError
-from .text.reading import TextFile, check_parallel, read_text
+from .text.reading import check_parallel, read_text
 
 if TYPE_CHECKING:
     from .job.comparison import ComparisonResult

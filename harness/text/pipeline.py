@@ -22,7 +22,6 @@ from ..core.stats import SegmentStats
 from . import token_ids
 from .counting import (
     EncodedReferences,
-    count_encoded,
     count_statistics,
     encode_references,
     tokens_of_text,

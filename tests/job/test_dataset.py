@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from harness.errors import ConfigError, InputError
-from harness.job.dataset import Dataset, load_dataset, read_layout, refset_name, resolve_under
+from harness.job.dataset import Dataset, load_dataset, read_layout, resolve_under
 from harness.job.human import HumanScores, read_human_tsv, read_seg_tsv, read_sys_tsv
 
 from support import DEMO
