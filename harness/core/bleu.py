@@ -133,16 +133,29 @@ def _geometric(precisions: FloatArray, used: NDArray[np.bool_], weights: FloatAr
                eff: NDArray[Any]) -> FloatArray:
     """exp of the (weighted) mean of ``my_log(p)`` over the used orders. The unweighted sum runs strictly left to
     right, as sacrebleu's ``sum(...)`` (numpy's reduction pairs terms from 8 orders on)."""
-    with np.errstate(divide="ignore"):
-        logs = np.where(precisions > 0, np.log(np.where(precisions > 0, precisions, 1.0)), LOG_ZERO)
-    logs = np.where(used, logs, 0.0)
+    return _geometric_by_order(np.moveaxis(precisions, -1, 0), np.moveaxis(used, -1, 0), weights, eff)
+
+
+def _geometric_by_order(precisions: FloatArray, used: NDArray[np.bool_] | None, weights: FloatArray | None,
+                        eff: NDArray[Any] | int) -> FloatArray:
+    """:func:`_geometric` of ``precisions[order, ...]`` (the order first: each order's values are one contiguous
+    block); ``used`` None: every order."""
+    positive = precisions > 0
+    if positive.all():
+        logs = np.log(precisions)
+    else:
+        with np.errstate(divide="ignore"):
+            logs = np.where(positive, np.log(np.where(positive, precisions, 1.0)), LOG_ZERO)
+    if used is not None:
+        logs = np.where(used, logs, 0.0)
     if weights is None:
-        acc = np.zeros(logs.shape[:-1])
-        for j in range(logs.shape[-1]):
-            acc = acc + logs[..., j]
+        acc = logs[0]
+        for j in range(1, logs.shape[0]):
+            acc = acc + logs[j]
         return np.exp(acc / eff)
-    w = np.where(used, weights, 0.0)
-    return np.exp((logs * w).sum(axis=-1) / w.sum(axis=-1))
+    w = np.reshape(weights, (-1,) + (1,) * (logs.ndim - 1))
+    w = np.broadcast_to(w, logs.shape) if used is None else np.where(used, w, 0.0)
+    return np.exp((logs * w).sum(axis=0) / w.sum(axis=0))
 
 
 def sacrebleu_formula(stats: Any, opts: BleuOptions, arithmetic: str = "float64") -> BleuArrays:
@@ -151,41 +164,58 @@ def sacrebleu_formula(stats: Any, opts: BleuOptions, arithmetic: str = "float64"
     ``arithmetic='float32'`` computes the precisions as sacrebleu does on float32 summed statistics (its bootstrap
     resamples, ``_compute_score_from_stats``): lengths and the brevity penalty stay float64; sums must be integers
     below 2**24, where float32 holds them exactly. Custom weights are float64 only (sacrebleu has none).
+
+    Computed with the n-gram order as the first axis (one transposing copy of the statistics: every step then
+    reads contiguous blocks); the cases that need no mending (every order has n-grams and matches, as most
+    corpus-level sums and their resamples) skip the smoothing and masking steps. The arithmetic of each value is
+    the same either way.
     """
     dtype = np.float32 if arithmetic == "float32" else np.float64
     order = opts.max_ngram_order
-    c, r, correct, total = _split(stats, order)
-    correct, total = correct.astype(dtype), total.astype(dtype)
+    stats = np.asarray(stats, dtype=np.float64)
+    if stats.shape[-1] != 2 + 2 * order:
+        raise ValueError(f"statistics have {stats.shape[-1]} columns, expected 2 + 2 * {order}")
+    columns = np.ascontiguousarray(np.moveaxis(stats, -1, 0))  # [2 + 2N, ...]
+    c, r = columns[0], columns[1]
+    correct, total = columns[2:2 + order].astype(dtype, copy=False), columns[2 + order:].astype(dtype, copy=False)
     bp, ratio = _brevity(c, r)
     method, k = opts.smooth_method, opts.smooth_value
-    nothing = ~(correct > 0).any(axis=-1)  # sacrebleu #141: no match of any order -> 0.0, precisions 0
     if method == "add-k":
-        bump = np.zeros(order, dtype=dtype)
+        bump = np.zeros((order,) + (1,) * (correct.ndim - 1), dtype=dtype)
         bump[1:] = k
-        correct, total = correct + bump, total + bump
-    stopped = np.logical_or.accumulate(total == 0, axis=-1)  # the loop `break`s at the first empty order
-    zero = (correct == 0) & ~stopped
+        correct_k, total = correct + bump, total + bump
+    else:
+        correct_k = correct
+    empty = total == 0
     hundred = dtype(100.0)
+    if not empty.any() and (correct > 0).all():  # nothing to smooth, no order stopped, nothing to mask
+        precisions = (hundred * correct_k / total).astype(np.float64, copy=False)
+        score = bp * _geometric_by_order(precisions, None, _weights(opts), order)
+        return BleuArrays(score, np.moveaxis(precisions, 0, -1), bp, ratio, c, r)
+    nothing = ~(correct > 0).any(axis=0)  # sacrebleu #141: no match of any order -> 0.0, precisions 0
+    correct = correct_k
+    stopped = np.logical_or.accumulate(empty, axis=0)  # the loop `break`s at the first empty order
+    zero = (correct == 0) & ~stopped
     with np.errstate(divide="ignore", invalid="ignore"):
         safe_total = np.where(total > 0, total, dtype(1.0))
         plain = hundred * correct / safe_total
         if method == "exp":
-            smoothed = hundred / (np.exp2(np.cumsum(zero, axis=-1)).astype(dtype) * safe_total)
+            smoothed = hundred / (np.exp2(np.cumsum(zero, axis=0)).astype(dtype) * safe_total)
         elif method == "floor":
             smoothed = dtype(100.0 * k) / safe_total
         else:
             smoothed = np.zeros_like(plain)
-    precisions = np.where(stopped, dtype(0.0), np.where(zero, smoothed, plain)).astype(np.float64)
+    precisions = np.where(stopped, dtype(0.0), np.where(zero, smoothed, plain)).astype(np.float64, copy=False)
     if opts.effective_order:
-        n_used = (~stopped).sum(axis=-1)
-        eff = np.where(n_used > 0, n_used, order)
+        n_used = (~stopped).sum(axis=0)
+        eff: NDArray[Any] | int = np.where(n_used > 0, n_used, order)
+        used = np.arange(order).reshape((-1,) + (1,) * (precisions.ndim - 1)) < eff
     else:
-        eff = np.full(c.shape, order)
-    used = np.arange(order) < eff[..., None]
-    score = bp * _geometric(precisions, used, _weights(opts), eff)
+        eff, used = order, None
+    score = bp * _geometric_by_order(precisions, used, _weights(opts), eff)
     score = np.where(nothing, 0.0, score)
-    precisions = np.where(nothing[..., None], 0.0, precisions)
-    return BleuArrays(score, precisions, bp, ratio, c, r)
+    precisions = np.where(nothing, 0.0, precisions)
+    return BleuArrays(score, np.moveaxis(precisions, 0, -1), bp, ratio, c, r)
 
 
 def mteval_formula(stats: Any, opts: BleuOptions) -> BleuArrays:
