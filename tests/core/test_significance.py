@@ -157,6 +157,21 @@ def test_float32_resample_scores_equal_sacrebleu(real, kw):
     want = np.array([metric._compute_score_from_stats(row.astype("float32")).score for row in sums])
     got = sacrebleu_formula(sums, opts, "float32").score
     np.testing.assert_allclose(got, want, rtol=1e-12, atol=0)
+    # a batch with rows to mend takes the masking path, one without (every order matched) the direct one: the
+    # ordinary rows score the same either way, alone or together, in either arithmetic
+    ordinary = (sums[:, 2:] > 0).all(axis=1)
+    assert 3 <= ordinary.sum() < len(sums)
+    for arithmetic in ("float32", "float64"):
+        mixed = sacrebleu_formula(sums, opts, arithmetic)
+        direct = sacrebleu_formula(sums[ordinary], opts, arithmetic)
+        np.testing.assert_allclose(direct.score, mixed.score[ordinary], rtol=1e-12, atol=0)
+        np.testing.assert_allclose(direct.precisions, mixed.precisions[ordinary], rtol=1e-12, atol=0)
+        alone = [sacrebleu_formula(row, opts, arithmetic).score for row in sums]
+        np.testing.assert_allclose(alone, mixed.score, rtol=1e-12, atol=0)
+    sacrebleu64 = [BLEU.compute_bleu(list(map(int, row[2:2 + order])), list(map(int, row[2 + order:])), int(row[0]),
+                                     int(row[1]), metric.smooth_method, metric.smooth_value, metric.effective_order,
+                                     metric.max_ngram_order).score for row in sums]
+    np.testing.assert_allclose(sacrebleu_formula(sums, opts).score, sacrebleu64, rtol=1e-12, atol=0)
     assert score_fn(opts).emulates_float32
     # the float64 path differs by ~1e-6 BLEU, which is why the emulation exists
     assert not score_fn(opts, sacrebleu_float32=False).emulates_float32
