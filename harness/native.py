@@ -20,9 +20,10 @@ import platform
 import struct
 import sys
 import threading
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Iterator, Mapping
 
 log = logging.getLogger(__name__)
 
@@ -480,9 +481,10 @@ def _write(kset: KernelSet, directory: Path, key: str, obj: bytes, manifest: dic
     _write_atomic(manifest_path, json.dumps({**manifest, "loaders": loaders}).encode())
 
 
-def _load(kset: KernelSet) -> Kernels:
-    key = cache_key(kset)
-    dirs = cache_dirs(kset)
+def _from_cache(kset: KernelSet, dirs: list[Path], key: str) -> Kernels | bool:
+    """The kernels mapped from the first cache of ``key`` in ``dirs``; False if there is none yet (or one whose
+    writer has not yet recorded which loaders work: a manifest without ``loaders``); True if there is one that no
+    loader can use here."""
     for directory in dirs:
         obj_path, manifest_path = _paths(kset, directory, key)
         try:
@@ -490,20 +492,60 @@ def _load(kset: KernelSet) -> Kernels:
             obj = obj_path.read_bytes()
         except (OSError, ValueError):
             continue
-        for loader in manifest.get("loaders", ()):
+        if "loaders" not in manifest:
+            return False
+        for loader in manifest["loaders"]:
             try:
                 return load_object(kset, obj, manifest, loader)
             except Exception as exc:  # noqa: BLE001 - the next loader, or compiling, then
                 log.info("kernels not loaded with %s: %s", loader, exc)
-        break  # a cache of this key that no loader can use here: compile in this process
-    else:
-        log.info("compiling the %s (once per machine and version; takes a few seconds)", kset.what)
-        obj, manifest, compiled = _compile(kset)
-        for directory in dirs:
-            try:
-                _write(kset, directory, key, obj, manifest)
-                break
-            except OSError:
-                continue
-        return compiled
-    return _compile(kset)[2]
+        return True
+    return False
+
+
+@contextmanager
+def _compiling(kset: KernelSet, dirs: list[Path], key: str) -> Iterator[None]:
+    """Held while this process compiles ``kset``: an exclusive lock on a file beside the cache, so that of the
+    processes that start at once on a fresh machine (a sweep's jobs, a test session's workers) one compiles and
+    the others wait for its object code instead of compiling too. The lock goes with the process if it dies.
+    Without a writable cache directory (or ``fcntl``), nothing is held."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX
+        yield
+        return
+    for directory in dirs:
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+            fd = os.open(_paths(kset, directory, key)[0].with_suffix(".lock"), os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)  # releases the lock
+        return
+    yield
+
+
+def _load(kset: KernelSet) -> Kernels:
+    key = cache_key(kset)
+    dirs = cache_dirs(kset)
+    found = _from_cache(kset, dirs, key)
+    if found is False:
+        with _compiling(kset, dirs, key):
+            found = _from_cache(kset, dirs, key)  # another process may have compiled it meanwhile
+            if found is False:
+                log.info("compiling the %s (once per machine and version; takes a few seconds)", kset.what)
+                obj, manifest, compiled = _compile(kset)
+                for directory in dirs:
+                    try:
+                        _write(kset, directory, key, obj, manifest)
+                        break
+                    except OSError:
+                        continue
+                return compiled
+    if found is True:  # a cache of this key that no loader can use here: compile in this process
+        return _compile(kset)[2]
+    return found

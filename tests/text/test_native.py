@@ -107,3 +107,41 @@ def test_disabled_kernels_leave_the_python_path_with_the_same_numbers(monkeypatc
     assert (python.counts, python.totals, python.hyp_len, python.ref_len) == (
         compiled.counts, compiled.totals, compiled.hyp_len, compiled.ref_len)
     assert python.score == pytest.approx(compiled.score, rel=1e-12, abs=0)
+
+
+def test_processes_starting_at_once_compile_once(monkeypatch, tmp_path) -> None:
+    """On a fresh machine, of the loaders that find no object code at the same time one compiles (holding a lock
+    beside the cache), the others wait and map what it wrote. Threads stand for processes here: each opens the
+    lock file itself, and ``flock`` locks belong to the open file, so they exclude each other as processes do."""
+    import threading
+    import time
+
+    obj, manifest = cached()
+    manifest = {k: v for k, v in manifest.items() if k != "loaders"}  # as _compile returns it
+    compiled = native.kernels()
+    calls = []
+
+    def fake_compile(kset):
+        calls.append(kset.name)
+        time.sleep(0.3)  # the others arrive while this one compiles
+        return obj, manifest, compiled
+
+    monkeypatch.setattr(core, "_compile", fake_compile)
+    monkeypatch.setattr(core, "cache_dirs", lambda kset: [tmp_path / "cache"])
+    got, errors = [], []
+
+    def load() -> None:
+        try:
+            got.append(core._load(TEXT))
+        except Exception as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=load) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert not errors and len(got) == 3 and calls == ["kernels"]
+    assert sum(k is compiled for k in got) == 1  # the one that compiled uses what it compiled
+    assert all(k.source in ("elf", "mcjit") for k in got if k is not compiled)  # the others mapped its code
+    assert (tmp_path / "cache" / f"harness_kernels-{core.cache_key(TEXT)}.lock").exists()
