@@ -37,10 +37,11 @@ log = logging.getLogger(__name__)
 #
 # The cache key is the kernel source, the Python, numba and llvmlite versions and the CPU (the code is compiled
 # for it). A new object file is written atomically and first loaded and run in a child process, so code that
-# does not link or run here is never used by the process that would crash. If anything fails (no numba, a cache
-# that cannot be written, a symbol that cannot be resolved), :func:`kernels` uses numba's own compilation in
-# this process, and if that fails too returns None: callers then take their Python path, which gives the same
-# numbers. ``HARNESS_NATIVE=0`` forces that path.
+# does not link or run here is never used by the process that would crash. Processes that find no object code at
+# the same time compile it once: one holds a lock file beside the cache while it compiles, the others wait, then
+# map what it wrote. If anything fails (no numba, a cache that cannot be written, a symbol that cannot be
+# resolved), :func:`kernels` uses numba's own compilation in this process, and if that fails too returns None:
+# callers then take their Python path, which gives the same numbers. ``HARNESS_NATIVE=0`` forces that path.
 #
 # The cache lives in ``$NUMBA_CACHE_DIR/bleu-harness`` if that variable is set, else in ``__pycache__`` next to
 # the kernels' source if writable, else in ``$XDG_CACHE_HOME/bleu-harness`` (``~/.cache/bleu-harness``).
