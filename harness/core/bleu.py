@@ -114,10 +114,16 @@ def _fmt_len(value: int | float) -> str:
 # --------------------------------------------------------------------------------------------------------------
 
 
-def _split(stats: Any, order: int) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
+def _checked(stats: Any, order: int) -> FloatArray:
+    """``stats[..., 2 + 2N]`` as float64, its last axis checked."""
     stats = np.asarray(stats, dtype=np.float64)
     if stats.shape[-1] != 2 + 2 * order:
         raise ValueError(f"statistics have {stats.shape[-1]} columns, expected 2 + 2 * {order}")
+    return stats
+
+
+def _split(stats: Any, order: int) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
+    stats = _checked(stats, order)
     return stats[..., 0], stats[..., 1], stats[..., 2: 2 + order], stats[..., 2 + order: 2 + 2 * order]
 
 
@@ -172,10 +178,7 @@ def sacrebleu_formula(stats: Any, opts: BleuOptions, arithmetic: str = "float64"
     """
     dtype = np.float32 if arithmetic == "float32" else np.float64
     order = opts.max_ngram_order
-    stats = np.asarray(stats, dtype=np.float64)
-    if stats.shape[-1] != 2 + 2 * order:
-        raise ValueError(f"statistics have {stats.shape[-1]} columns, expected 2 + 2 * {order}")
-    columns = np.ascontiguousarray(np.moveaxis(stats, -1, 0))  # [2 + 2N, ...]
+    columns = np.ascontiguousarray(np.moveaxis(_checked(stats, order), -1, 0))  # [2 + 2N, ...]
     c, r = columns[0], columns[1]
     correct, total = columns[2:2 + order].astype(dtype, copy=False), columns[2 + order:].astype(dtype, copy=False)
     bp, ratio = _brevity(c, r)
