@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import functools
 import math
+import os
 from dataclasses import dataclass
 from typing import Any, Callable, NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from .. import native
 from .correlation import pearson_from_sums
 
 # Conventions
@@ -277,16 +279,71 @@ def pairwise_p_values(scores: ArrayLike, n_permutations: int = 1000, seed: int =
     signs = mtme_sign_matrix(num_segments, n_permutations, seed)
     seg32 = seg.astype(np.float32)
     sys_scores = np.sum(seg32, axis=1)
-    # MTME's BLAS call, then each system's permuted sums as one contiguous row (the pairs gather rows, not columns)
+    # MTME's BLAS call, then each system's permuted sums as one contiguous row
     partial = np.ascontiguousarray(np.matmul(signs, seg32.T).T)
     p_vals = np.full((num_systems, num_systems), np.nan)
-    i, j = _pairs(num_systems)
-    step = max(1, _MAX_BYTES // (5 * n_permutations))  # bound the [pairs, P] temporaries
-    for lo in range(0, i.shape[0], step):
-        ii, jj = i[lo:lo + step], j[lo:lo + step]
-        large = partial[ii] - partial[jj] >= (sys_scores[ii] - sys_scores[jj])[:, None]
-        p_vals[ii, jj] = large.view(np.uint8).sum(axis=1, dtype=np.int64) / n_permutations
+    p_vals[_pairs(num_systems)] = _exceed_counts(partial[None], sys_scores[None])[0] / n_permutations
     return p_vals
+
+
+def _exceed_counts(partial: NDArray[np.float32], sys_scores: NDArray[np.float32]) -> NDArray[np.int64]:
+    """``counts[b, pair]``: for each matrix ``b`` and system pair ``i < j`` (:func:`_pairs` order), the number of
+    permutations ``p`` with ``partial[b, i, p] - partial[b, j, p] >= sys_scores[b, i] - sys_scores[b, j]``, in
+    float32 as MTME computes it (``partial[B, S, P]``, ``sys_scores[B, S]``). Compiled (:data:`PCE`: one pass, the
+    matrices split between the cores), or numpy, row against the rows below it, when the kernel cannot be had
+    (the same counts)."""
+    partial = np.ascontiguousarray(partial, dtype=np.float32)  # the kernel reads raw memory: this type, dense
+    sys_scores = np.ascontiguousarray(sys_scores, dtype=np.float32)
+    bsz, s, n_p = partial.shape
+    counts = np.empty((bsz, s * (s - 1) // 2), dtype=np.int64)
+    kern = native.kernels(PCE)
+    if kern is not None:
+        threads = max(1, min(os.cpu_count() or 1, bsz // 8, bsz * counts.shape[1] * n_p // 2**20))
+
+        def run(b0: int, b1: int) -> None:
+            params = np.array([s, n_p, b0, b1], dtype=np.int64)
+            kern.exceed_counts(partial.ctypes.data, sys_scores.ctypes.data, params.ctypes.data, counts.ctypes.data)
+
+        if threads == 1:
+            run(0, bsz)
+        else:
+            from concurrent.futures import ThreadPoolExecutor
+
+            bounds = np.linspace(0, bsz, threads + 1).astype(np.int64)
+            with ThreadPoolExecutor(threads) as pool:
+                list(pool.map(run, bounds[:-1].tolist(), bounds[1:].tolist()))
+        return counts
+    buf = np.empty((bsz, max(s - 1, 1), n_p), dtype=np.float32)
+    flags = np.empty(buf.shape, dtype=bool)
+    k = 0
+    for a in range(s - 1):  # pairs (a, a+1..S-1): np.triu_indices order, on contiguous permutation vectors
+        w = s - a - 1
+        np.subtract(partial[:, a:a + 1], partial[:, a + 1:], out=buf[:, :w])
+        test_delta = sys_scores[:, a:a + 1] - sys_scores[:, a + 1:]
+        np.greater_equal(buf[:, :w], test_delta[:, :, None], out=flags[:, :w])
+        counts[:, k:k + w] = np.count_nonzero(flags[:, :w], axis=2)
+        k += w
+    return counts
+
+
+def _exceed_smoke_test(kern: Any) -> None:
+    """Two matrices of three systems over four permutations, against the counts worked out by hand."""
+    partial = np.array([[[1, 2, 3, 4], [0, 2, 5, 1], [4, 4, 4, 4]],
+                        [[0, 0, 0, 0], [1, -1, 1, -1], [0, 1, 0, 1]]], dtype=np.float32)
+    sys_scores = np.array([[1, 0, 2], [0, 1, 0]], dtype=np.float32)
+    counts = np.full((2, 3), -1, dtype=np.int64)
+    kern.exceed_counts(partial.ctypes.data, sys_scores.ctypes.data,
+                       np.array([3, 4, 0, 2], dtype=np.int64).ctypes.data, counts.ctypes.data)
+    # b=0: pair 0,1: 1,0,-2,3 >= 1: 2; pair 0,2: -3,-2,-1,0 >= -1: 2; pair 1,2: -4,-2,1,-3 >= -2: 2
+    # b=1: pair 0,1: -1,1,-1,1 >= -1: 4; pair 0,2: 0,-1,0,-1 >= 0: 2; pair 1,2: 1,-2,1,-2 >= 1: 2
+    if counts.tolist() != [[2, 2, 2], [4, 2, 2]]:
+        raise RuntimeError(f"the loaded PCE kernel does not compute what it should ({counts.tolist()})")
+
+
+#: The compiled pair counts of the permutation p-values (:mod:`._pce_kernel`).
+PCE = native.KernelSet(name="pce", what="PCE kernel", module="harness.core._pce_kernel",
+                       ref="harness.core.meta_eval:PCE", arity={"exceed_counts": 4}, int_args={},
+                       smoke_test=_exceed_smoke_test)
 
 
 def one_minus_pce(human_p_values: ArrayLike, metric_p_values: ArrayLike) -> float:
@@ -973,25 +1030,14 @@ def _spa_batch(m32: NDArray[np.float32], signs: NDArray[np.float32], hp_upper: F
 
     All matrices go through one float32 matrix product ``signs @ [every matrix's columns]`` (one BLAS call for
     the whole batch: the draws of a significance test are thousands of pseudo-metrics), so the permuted sums may
-    round differently from MTME's one call per matrix in the last float32 bit; the pair loop does MTME's float32
-    subtraction and comparison, over rows ``a`` against all ``b > a`` on contiguous permutation vectors.
+    round differently from MTME's one call per matrix in the last float32 bit; the pair counts
+    (:func:`_exceed_counts`) do MTME's float32 subtraction and comparison.
     """
     bsz, s, n = m32.shape
     sys_scores = np.sum(m32, axis=2)  # [B, S]
     columns = np.ascontiguousarray(m32.transpose(2, 0, 1).reshape(n, bsz * s))
     partial = np.ascontiguousarray((signs @ columns).reshape(-1, bsz, s).transpose(1, 2, 0))  # [B, S, P]
-    counts = np.empty((bsz, s * (s - 1) // 2), dtype=np.int64)
-    buf = np.empty((bsz, max(s - 1, 1), partial.shape[2]), dtype=np.float32)
-    flags = np.empty(buf.shape, dtype=bool)
-    k = 0
-    for a in range(s - 1):  # pairs (a, a+1..S-1): np.triu_indices order
-        w = s - a - 1
-        np.subtract(partial[:, a:a + 1], partial[:, a + 1:], out=buf[:, :w])
-        test_delta = sys_scores[:, a:a + 1] - sys_scores[:, a + 1:]
-        np.greater_equal(buf[:, :w], test_delta[:, :, None], out=flags[:, :w])
-        counts[:, k:k + w] = np.count_nonzero(flags[:, :w], axis=2)
-        k += w
-    p = counts / n_permutations
+    p = _exceed_counts(partial, sys_scores) / n_permutations
     return 1.0 - np.mean(np.abs(hp_upper - p), axis=1)
 
 

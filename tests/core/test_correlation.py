@@ -339,19 +339,6 @@ def test_compiled_kendall_of_resamples_is_scipy_on_the_repeated_items(monkeypatc
     assert np.isnan(fallback[:2]).all() and fallback[2:] == pytest.approx(compiled[2:], rel=1e-12, abs=0)
 
 
-def test_a_fresh_process_loads_the_kendall_kernel_without_numba():
-    import subprocess
-    import sys
-
-    from harness import native
-
-    native.kernels(corr.KENDALL)  # compiles and caches it if this machine has not yet
-    code = ("import sys\nfrom harness import native\nfrom harness.core import correlation\n"
-            "k = native.kernels(correlation.KENDALL)\nprint(k.source, 'numba' in sys.modules)")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
-    assert out == ["elf" if native._elf_supported() else "mcjit", "False"]
-
-
 def test_pooled_pearson_resamples_of_a_constant_side_are_undefined():
     """A constant metric or human side, or a resample that keeps one segment whose values are all equal, has no
     Pearson r: NaN, as segment_correlation says (not a ratio of rounding errors)."""

@@ -178,6 +178,32 @@ def test_pairwise_p_values_offline():
         np.testing.assert_allclose(got, exp, rtol=REL, equal_nan=True)
 
 
+
+@pytest.mark.parametrize("shape", [(37, 6, 300), (240, 6, 800)])  # the second is split between the cores
+def test_pair_counts_are_mtme_float32_formula_compiled_or_not(monkeypatch, shape):
+    """The pair counts behind every permutation p-value (:func:`pairwise_p_values` and the draws of the soft
+    pairwise accuracy test) are MTME's ``sum(partial[:, i] - partial[:, j] >= sys[i] - sys[j])`` in float32, from
+    the compiled kernel and from the numpy path: on values rounded to one decimal (ties everywhere), and on a
+    difference that float32 rounds onto the test delta (a float64 subtraction would not count it)."""
+    from harness import native
+
+    rng = np.random.default_rng(5)
+    partial = np.round(rng.normal(size=shape), 1).astype(np.float32)
+    sys_scores = np.round(rng.normal(size=shape[:2]), 1).astype(np.float32)
+    partial[0, 0, 0], partial[0, 1, 0], sys_scores[0, :2] = 1.0, 2.0**-25, (1.0, 0.0)  # 1 - 2**-25 -> 1.0 >= 1.0
+    i, j = np.triu_indices(shape[1], 1)
+    want = np.count_nonzero(partial[:, i] - partial[:, j] >= (sys_scores[:, i] - sys_scores[:, j])[:, :, None],
+                            axis=2)
+    wide = partial[0, :2, 0].astype(np.float64)
+    assert wide[0] - wide[1] < 1.0 and partial[0, 0, 0] - partial[0, 1, 0] >= np.float32(1.0)  # the case bites
+    compiled = me._exceed_counts(partial, sys_scores)
+    assert native.kernels(me.PCE) is not None
+    assert compiled.dtype == np.int64 and np.array_equal(compiled, want)
+    monkeypatch.setenv("HARNESS_NATIVE", "0")
+    monkeypatch.delitem(native._loaded, me.PCE.name)
+    assert np.array_equal(me._exceed_counts(partial, sys_scores), want)
+    assert native.kernels(me.PCE) is None
+
 def test_soft_pairwise_accuracy_mtme_unit():
     # MTME stats_test.py CorrelationTest.testPairwiseConfidenceError: 0.872 (places=3); offline value 0.872
     gold, metric = packed([1, 2, 3, 2, 3, 4], 2), packed([2, 2, 4, 1, 3, 5], 2)

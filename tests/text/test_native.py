@@ -1,6 +1,6 @@
-"""Loading the compiled kernels (harness.native, with the text kernels of harness.text.native): from the
-object cache without numba, by either loader, never at the price of a crash, and not at all when disabled (the
-Python path then gives the same numbers)."""
+"""Loading the compiled kernels (harness.native, with the text kernels of harness.text.native; what a process
+pays also for the kernel sets of harness.core): from the object cache without numba, by either loader, never at
+the price of a crash, and not at all when disabled (the Python path then gives the same numbers)."""
 
 from __future__ import annotations
 
@@ -29,13 +29,20 @@ def cached() -> tuple[bytes, dict]:
 
 
 def test_a_fresh_process_loads_the_object_code_without_numba() -> None:
-    """What harness-score pays per process: no numba, and on x86-64 Linux no llvmlite either."""
-    cached()
-    code = ("import sys\nfrom harness.text import native\nk = native.kernels()\n"
-            "print(k.source, 'numba' in sys.modules, 'llvmlite' in sys.modules)")
+    """What harness-score and a job pay per process: no numba for any set of kernels (the text kernels, the
+    resampled Kendall tau-b, the pair counts of the permutation p-values), and on x86-64 Linux no llvmlite either."""
+    from harness.core import correlation, meta_eval
+
+    sets = {"text": TEXT, "kendall": correlation.KENDALL, "pce": meta_eval.PCE}
+    for kset in sets.values():
+        assert core.kernels(kset) is not None  # compiles and caches it if this machine has not yet
+    code = ("import sys\nfrom harness import native\nfrom harness.text.native import TEXT\n"
+            "from harness.core.correlation import KENDALL\nfrom harness.core.meta_eval import PCE\n"
+            "print(*(native.kernels(k).source for k in (TEXT, KENDALL, PCE)), 'numba' in sys.modules, "
+            "'llvmlite' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
-    expected = ["elf", "False", "False"] if core._elf_supported() else ["mcjit", "False", "True"]
-    assert out == expected
+    loader = "elf" if core._elf_supported() else "mcjit"
+    assert out == [loader] * len(sets) + ["False", str(loader == "mcjit")]
 
 
 @pytest.mark.parametrize("loader", ["elf", "mcjit"])
