@@ -3,7 +3,9 @@
 A vectorised numpy re-implementation of MTME (commit ``68a481aea1a787392d55af8f76ac8ef40c5f4664``: ``stats.py``,
 ``pce.py``, ``tau_optimization.py``, ``tasks.py``) whose numbers equal MTME's own code on the same inputs (tests
 carry MTME's cases). MTME is not a dependency. Pure core: arrays in, numbers out; no file I/O, no global RNG;
-scipy only for ``zscore``, imported lazily. Conventions and randomness are described in the comment below.
+scipy only for ``zscore``, imported lazily; the pair counts of the permutation p-values in a compiled kernel
+(:mod:`._pce_kernel`, mapped by :mod:`harness.native`) when one can be had, else numpy (the same counts).
+Conventions and randomness are described in the comment below.
 """
 
 from __future__ import annotations
