@@ -823,11 +823,13 @@ def main(argv: list[str] | None = None) -> int:
             "earlier and later may come from different code)")
     if code0 != code1:
         say(f"WARNING: harness/*.py changed during the run ({code0} -> {code1})")
+    busy = ("other work was running at the start" if load0[0] > 0.5 else
+            "nothing else was running at the start; the load at the end is mostly this benchmark's own")
     cmd = "python benchmarks/bench_bleu.py" + (" " + " ".join(argv if argv is not None else sys.argv[1:])).rstrip()
     out = [SECTION, "",
            f"`{cmd}` ({time.strftime('%Y-%m-%d %H:%M')}, {elapsed / 60:.1f} min): {platform.machine()}, "
-           f"{os.cpu_count()} CPUs, load average {load0[0]:.1f} at start / {load1[0]:.1f} at end (a shared machine: "
-           f"other jobs ran too, so wall times carry +-30%; CPU-time ratios are steadier); {versions}; {code}. "
+           f"{os.cpu_count()} CPUs, load average {load0[0]:.1f} at start / {load1[0]:.1f} at end ({busy}; wall times "
+           f"on a shared machine drift by up to 30% between runs, CPU-time ratios are steadier); {versions}; {code}. "
            "Times are wall seconds, median of the number of runs in brackets; ratio = peer time / harness time; "
            "every harness score was checked against its peer (|diff| <= 1e-9, asserted).",
            "", "### Targets", "", md_table(["target", "measured", "status"], targets),
