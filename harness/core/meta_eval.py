@@ -339,11 +339,11 @@ def _exceed_smoke_test(kern: Any) -> None:
     # b=0: pair 0,1: 1,0,-2,3 >= 1: 2; pair 0,2: -3,-2,-1,0 >= -1: 2; pair 1,2: -4,-2,1,-3 >= -2: 2
     # b=1: pair 0,1: -1,1,-1,1 >= -1: 4; pair 0,2: 0,-1,0,-1 >= 0: 2; pair 1,2: 1,-2,1,-2 >= 1: 2
     if counts.tolist() != [[2, 2, 2], [4, 2, 2]]:
-        raise RuntimeError(f"the loaded PCE kernel does not compute what it should ({counts.tolist()})")
+        raise RuntimeError(f"the loaded permutation p-value kernel does not compute what it should ({counts.tolist()})")
 
 
 #: The compiled pair counts of the permutation p-values (:mod:`._pce_kernel`).
-PCE = native.KernelSet(name="pce", what="PCE kernel", module="harness.core._pce_kernel",
+PCE = native.KernelSet(name="pce", what="permutation p-value kernel", module="harness.core._pce_kernel",
                        ref="harness.core.meta_eval:PCE", arity={"exceed_counts": 4}, int_args={},
                        smoke_test=_exceed_smoke_test)
 
