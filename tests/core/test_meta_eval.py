@@ -178,7 +178,6 @@ def test_pairwise_p_values_offline():
         np.testing.assert_allclose(got, exp, rtol=REL, equal_nan=True)
 
 
-
 @pytest.mark.parametrize("shape", [(37, 6, 300), (240, 6, 800)])  # the second is split between the cores
 def test_pair_counts_are_mtme_float32_formula_compiled_or_not(monkeypatch, shape):
     """The pair counts behind every permutation p-value (:func:`pairwise_p_values` and the draws of the soft
@@ -203,6 +202,7 @@ def test_pair_counts_are_mtme_float32_formula_compiled_or_not(monkeypatch, shape
     monkeypatch.delitem(native._loaded, me.PCE.name)
     assert np.array_equal(me._exceed_counts(partial, sys_scores), want)
     assert native.kernels(me.PCE) is None
+
 
 def test_soft_pairwise_accuracy_mtme_unit():
     # MTME stats_test.py CorrelationTest.testPairwiseConfidenceError: 0.872 (places=3); offline value 0.872

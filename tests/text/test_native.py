@@ -33,8 +33,8 @@ def test_a_fresh_process_loads_the_object_code_without_numba() -> None:
     resampled Kendall tau-b, the pair counts of the permutation p-values), and on x86-64 Linux no llvmlite either."""
     from harness.core import correlation, meta_eval
 
-    sets = {"text": TEXT, "kendall": correlation.KENDALL, "pce": meta_eval.PCE}
-    for kset in sets.values():
+    sets = (TEXT, correlation.KENDALL, meta_eval.PCE)
+    for kset in sets:
         assert core.kernels(kset) is not None  # compiles and caches it if this machine has not yet
     code = ("import sys\nfrom harness import native\nfrom harness.text.native import TEXT\n"
             "from harness.core.correlation import KENDALL\nfrom harness.core.meta_eval import PCE\n"
