@@ -119,6 +119,20 @@ def kernels(kset: KernelSet) -> Kernels | None:
     return _loaded.get(kset.name)
 
 
+def in_threads(run: Callable[[int, int], object], n_rows: int, threads: int) -> None:
+    """``run(b0, b1)`` over the rows ``[0, n_rows)`` split into ``threads`` contiguous ranges, one thread each (a
+    kernel called through ctypes releases the GIL, so they run at once); with one thread, in this one. The kernels
+    compute each row on its own, so the split never changes a value."""
+    if threads <= 1:
+        run(0, n_rows)
+        return
+    from concurrent.futures import ThreadPoolExecutor
+
+    bounds = [n_rows * t // threads for t in range(threads + 1)]
+    with ThreadPoolExecutor(threads) as pool:
+        list(pool.map(run, bounds[:-1], bounds[1:]))
+
+
 def forget(kset: KernelSet) -> None:
     """Drop what this process loaded (or failed to load) of ``kset``: the next :func:`kernels` loads it again."""
     _loaded.pop(kset.name, None)

@@ -711,8 +711,6 @@ def tau_b(kern: Any, y_rank: NDArray[np.int64], starts: NDArray[np.int64], weigh
     n_b, n = weights.shape
     n_y = int(y_rank.max()) + 1 if y_rank.size else 0
     out = np.full(n_b, np.nan)
-    threads = threads or max(1, min(os.cpu_count() or 1, n_b // 8))
-    bounds = np.linspace(0, n_b, threads + 1).astype(np.int64)
 
     def run(b0: int, b1: int) -> None:
         params = np.array([n_y, starts.size, n, b0, b1], dtype=np.int64)
@@ -720,13 +718,7 @@ def tau_b(kern: Any, y_rank: NDArray[np.int64], starts: NDArray[np.int64], weigh
         kern.tau_b(y_rank.ctypes.data, starts.ctypes.data, weights.ctypes.data, params.ctypes.data,
                    out.ctypes.data, tree.ctypes.data, y_sum.ctypes.data)
 
-    if threads == 1:
-        run(0, n_b)
-        return out
-    from concurrent.futures import ThreadPoolExecutor
-
-    with ThreadPoolExecutor(threads) as pool:
-        list(pool.map(run, bounds[:-1], bounds[1:]))
+    native.in_threads(run, n_b, threads or max(1, min(os.cpu_count() or 1, n_b // 8)))
     return out
 
 

@@ -300,20 +300,11 @@ def _exceed_counts(partial: NDArray[np.float32], sys_scores: NDArray[np.float32]
     counts = np.empty((bsz, s * (s - 1) // 2), dtype=np.int64)
     kern = native.kernels(PCE)
     if kern is not None:
-        threads = max(1, min(os.cpu_count() or 1, bsz // 8, bsz * counts.shape[1] * n_p // 2**20))
-
         def run(b0: int, b1: int) -> None:
             params = np.array([s, n_p, b0, b1], dtype=np.int64)
             kern.exceed_counts(partial.ctypes.data, sys_scores.ctypes.data, params.ctypes.data, counts.ctypes.data)
 
-        if threads == 1:
-            run(0, bsz)
-        else:
-            from concurrent.futures import ThreadPoolExecutor
-
-            bounds = np.linspace(0, bsz, threads + 1).astype(np.int64)
-            with ThreadPoolExecutor(threads) as pool:
-                list(pool.map(run, bounds[:-1].tolist(), bounds[1:].tolist()))
+        native.in_threads(run, bsz, max(1, min(os.cpu_count() or 1, bsz // 8, bsz * counts.shape[1] * n_p // 2**20)))
         return counts
     buf = np.empty((bsz, max(s - 1, 1), n_p), dtype=np.float32)
     flags = np.empty(buf.shape, dtype=bool)
