@@ -120,6 +120,11 @@ def run_harness(cwd: Path, *args: str, check: bool = True, timeout: int = 600,
     return proc
 
 
+def exit_status(exc: SystemExit) -> int:
+    """The status a process ending with ``exc`` exits with (``sys.exit(None)``: 0, a message: 1)."""
+    return exc.code if isinstance(exc.code, int) else int(exc.code is not None)
+
+
 def harness_here(cwd: Path, *args: str, check: bool = True,
                  env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     """What :func:`run_harness` returns, the job run in this process (``harness.app.main`` with ``args`` as its
@@ -147,7 +152,7 @@ def harness_here(cwd: Path, *args: str, check: bool = True,
             try:
                 main()
             except SystemExit as exc:
-                status = exc.code if isinstance(exc.code, int) else int(exc.code is not None)
+                status = exit_status(exc)
     finally:
         sys.argv = saved[0]
         os.chdir(saved[1])

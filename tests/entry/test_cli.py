@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from support import DEMO, executable
+from support import DEMO, executable, exit_status
 
 REF_C, REF_D = str(DEMO / "refs" / "ref-C.txt"), str(DEMO / "refs" / "ref-D.txt")
 SYS = {n: str(DEMO / "systems" / f"{n}.txt") for n in ("Nemo", "UEdin", "Online-W")}
@@ -40,10 +40,6 @@ class _Descriptor:
 
     def fileno(self) -> int:
         return os.dup(self.fd)
-
-
-def _exit_status(exc: SystemExit) -> int:
-    return exc.code if isinstance(exc.code, int) else int(exc.code is not None)
 
 
 def run(*args: str, check: bool = True, stdin: str | None = None,
@@ -65,7 +61,7 @@ def run(*args: str, check: bool = True, stdin: str | None = None,
                     try:
                         status = main(list(args))
                     except SystemExit as exc:  # argparse's usage errors
-                        status = _exit_status(exc)
+                        status = exit_status(exc)
             finally:
                 sys.stdin.detach()
                 sys.stdin = saved
@@ -90,7 +86,7 @@ def sacrebleu_cli(*args: str, stdin: str | None = None) -> str:
                 main()
                 status = 0
             except SystemExit as exc:
-                status = _exit_status(exc)
+                status = exit_status(exc)
             if sys.stdout is not saved[2] and hasattr(sys.stdout, "close"):
                 sys.stdout.close()  # sacrebleu's own file object on a duplicate: flushed and closed
             if hasattr(sys.stdin, "close"):
