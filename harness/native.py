@@ -23,7 +23,7 @@ import threading
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping
 
 log = logging.getLogger(__name__)
 
@@ -83,11 +83,16 @@ class Kernels:
     source: str
     keep: Any = field(default=None, repr=False)  # what owns the code (a mapping, an engine, numba's cfuncs)
 
-    def __getattr__(self, name: str) -> Callable[..., int]:
-        functions = self.__dict__.get("functions", {})
-        if name in functions:
-            return functions[name]
-        raise AttributeError(name)
+    def __post_init__(self) -> None:
+        # each function as a plain attribute: a lookup that first fails and then reaches ``__getattr__`` costs
+        # about a microsecond, as much as some of the calls themselves
+        for name, function in self.functions.items():
+            if name in self.__dataclass_fields__:
+                raise ValueError(f"a kernel cannot be named {name!r}")
+            object.__setattr__(self, name, function)
+
+    if TYPE_CHECKING:
+        def __getattr__(self, name: str) -> Callable[..., int]: ...  # the functions, for type checkers
 
 
 _lock = threading.Lock()

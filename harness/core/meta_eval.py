@@ -3,13 +3,15 @@
 A vectorised numpy re-implementation of MTME (commit ``68a481aea1a787392d55af8f76ac8ef40c5f4664``: ``stats.py``,
 ``pce.py``, ``tau_optimization.py``, ``tasks.py``) whose numbers equal MTME's own code on the same inputs (tests
 carry MTME's cases). MTME is not a dependency. Pure core: arrays in, numbers out; no file I/O, no global RNG;
-scipy only for ``zscore``, imported lazily; the pair counts of the permutation p-values in a compiled kernel
-(:mod:`._pce_kernel`, mapped by :mod:`harness.native`) when one can be had, else numpy (the same counts).
+scipy only for ``zscore``, imported lazily; the pair counts of the permutation p-values and of pairwise accuracy
+in compiled kernels (:mod:`._meta_eval_kernel`, mapped by :mod:`harness.native`) when they can be had, else numpy
+(the same counts).
 Conventions and randomness are described in the comment below.
 """
 
 from __future__ import annotations
 
+import ctypes
 import functools
 import math
 import os
@@ -154,6 +156,40 @@ def _check_draw_args(n_draws: int, block_size: int) -> None:
 
 
 # ----------------------------------------------------------------------------------------------------------------
+# 0. The compiled kernels
+# ----------------------------------------------------------------------------------------------------------------
+
+
+def _smoke_test(kern: Any) -> None:
+    """The two kernels on small inputs, against counts worked out by hand."""
+    partial = np.array([[[1, 2, 3, 4], [0, 2, 5, 1], [4, 4, 4, 4]],
+                        [[0, 0, 0, 0], [1, -1, 1, -1], [0, 1, 0, 1]]], dtype=np.float32)
+    sys_scores = np.array([[1, 0, 2], [0, 1, 0]], dtype=np.float32)
+    counts = np.full((2, 3), -1, dtype=np.int64)
+    kern.exceed_counts(partial.ctypes.data, sys_scores.ctypes.data,
+                       np.array([3, 4, 0, 2], dtype=np.int64).ctypes.data, counts.ctypes.data)
+    # b=0: pair 0,1: 1,0,-2,3 >= 1: 2; pair 0,2: -3,-2,-1,0 >= -1: 2; pair 1,2: -4,-2,1,-3 >= -2: 2
+    # b=1: pair 0,1: -1,1,-1,1 >= -1: 4; pair 0,2: 0,-1,0,-1 >= 0: 2; pair 1,2: 1,-2,1,-2 >= 1: 2
+    if counts.tolist() != [[2, 2, 2], [4, 2, 2]]:
+        raise RuntimeError(f"the loaded permutation p-value kernel does not compute what it should ({counts.tolist()})")
+    human = np.array([1.0, 2.0, 2.0, np.nan])
+    metric = np.array([[3.0, 1.0, 1.0, 0.0], [1.0, 2.0, 3.0, np.nan], [1.0, np.nan, 0.0, 5.0]])
+    agree = np.full(8, -1.0)
+    kern.agreement(metric.ctypes.data, human.ctypes.data, 3, 4, agree.ctypes.data)
+    # pairs (0,1), (0,2), (1,2); human signs -, -, 0. Row 0: +, +, 0: 1 agrees; row 1: -, -, -: 2;
+    # row 2: NaN, +, NaN: 0. Three pairs; one NaN metric where a human score is (row 2, system 1)
+    if agree.tolist() != [1 / 3, 2 / 3, 0.0, 1.0, 2.0, 0.0, 3.0, 1.0]:
+        raise RuntimeError(f"the loaded pairwise agreement kernel does not compute what it should ({agree.tolist()})")
+
+
+#: The compiled meta-evaluation counts (:mod:`._meta_eval_kernel`): the pair counts of the permutation p-values
+#: behind soft pairwise accuracy, and the agreeing system pairs of pairwise accuracy.
+KERNELS = native.KernelSet(name="meta_eval", what="meta-evaluation kernels", module="harness.core._meta_eval_kernel",
+                           ref="harness.core.meta_eval:KERNELS", arity={"exceed_counts": 4, "agreement": 5},
+                           int_args={"agreement": (2, 3)}, smoke_test=_smoke_test)
+
+
+# ----------------------------------------------------------------------------------------------------------------
 # 1. Pairwise accuracy (Kocmi et al. 2021)
 # ----------------------------------------------------------------------------------------------------------------
 
@@ -166,29 +202,47 @@ def _pairs(n: int) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
     return i, j
 
 
-def _agreement_counts(metric: FloatArray, human: FloatArray,
-                      present: NDArray[np.bool_] | None = None) -> tuple[NDArray[np.int64], int]:
-    """Agreement counts of ``metric[..., S]`` against ``human[S]`` (leading dims are a batch) over the pairs
-    ``i < j`` of systems with a human score (``present``: ``~isnan(human)``, if the caller has it). A NaN metric,
-    which a permutation test may pass, disagrees with everything."""
-    if present is None:
-        present = ~np.isnan(human)
+def _agreement(metric: FloatArray, human: FloatArray) -> tuple[FloatArray, int, bool]:
+    """Pairwise accuracy of ``metric[..., S]`` against ``human[S]`` (leading dims are a batch) over the pairs
+    ``i < j`` of systems with a human score (not NaN): ``[2, ...]``, the accuracies (NaN without a pair) and the
+    agreement counts (float64, exact); the number of pairs; whether a metric score is NaN where a human score is
+    (its pairs disagree: a permutation test may pass one, the public functions refuse it). Compiled
+    (:data:`KERNELS`: one pass, no temporaries), or numpy when the kernel cannot be had (the same numbers)."""
+    lead = metric.shape[:-1]
+    kern = native.kernels(KERNELS)
+    if kern is not None:
+        v = math.prod(lead)
+        out = (ctypes.c_double * (2 * v + 2))()
+        # float64 bytes (C-order copies): ctypes passes their addresses at a fraction of numpy's .ctypes cost,
+        # which matters for the few systems of one language pair (a call takes microseconds)
+        kern.agreement(np.asarray(metric, dtype=np.float64).tobytes(), np.asarray(human, dtype=np.float64).tobytes(),
+                       v, human.shape[0], out)
+        both = np.frombuffer(out, dtype=np.float64, count=2 * v).reshape((2, *lead))
+        return both, int(out[2 * v]), bool(out[2 * v + 1])
+    present = ~np.isnan(human)
+    missing = bool(np.isnan(metric).any() and np.isnan(metric[..., present]).any())  # the first test is cheap
     h, m = (human, metric) if present.all() else (human[present], metric[..., present])
     i, j = _pairs(h.shape[0])
-    same = np.sign(h[i] - h[j]) == np.sign(m[..., i] - m[..., j])
-    return np.count_nonzero(same, axis=-1).astype(np.int64, copy=False), i.size
+    with np.errstate(invalid="ignore"):  # inf - inf, and 0 / 0 without a pair: NaN, as the kernel gives quietly
+        counts = np.count_nonzero(np.sign(h[i] - h[j]) == np.sign(m[..., i] - m[..., j]), axis=-1).astype(np.float64)
+        return np.stack([counts / i.size, counts]), i.size, missing
 
 
-def _checked_agreement(metric_sys: ArrayLike, human_sys: ArrayLike, batch: bool) -> tuple[NDArray[np.int64], int]:
-    """:func:`_agreement_counts` of checked inputs: ``metric_sys[S]`` (with ``batch``, ``[..., S]``) against
-    ``human_sys[S]``, no NaN metric where a human score is."""
-    m = _as_float(metric_sys, "metric_sys", None if batch else 1)
-    h = _as_float(human_sys, "human_sys", 1)
-    if m.ndim == 0 or m.shape[-1:] != h.shape:
-        raise ValueError(f"metric_sys must end in the shape of human_sys, got {m.shape} and {h.shape}")
-    present = ~np.isnan(h)
-    _check_metric_present(m, np.broadcast_to(present, m.shape), "metric_sys")
-    return _agreement_counts(m, h, present)
+def _checked_agreement(metric_sys: ArrayLike, human_sys: ArrayLike,
+                       batch: bool) -> tuple[FloatArray, int]:
+    """:func:`_agreement` of checked inputs: ``metric_sys[S]`` (with ``batch``, ``[..., S]``) against
+    ``human_sys[S]``, no NaN metric where a human score is: ``[2, ...]`` accuracies and counts, pairs."""
+    m = np.asarray(metric_sys, dtype=np.float64)  # not copied: the kernel reads a copy, numpy only reads
+    h = np.asarray(human_sys, dtype=np.float64)
+    if h.ndim != 1:
+        raise ValueError(f"human_sys must be 1-dimensional, got shape {h.shape}")
+    if m.ndim == 0 or m.shape[-1:] != h.shape or (m.ndim != 1 and not batch):
+        raise ValueError(f"metric_sys must {'end in' if batch else 'have'} the shape of human_sys, got {m.shape} "
+                         f"and {h.shape}")
+    both, n_pairs, missing = _agreement(m, h)
+    if missing:
+        raise ValueError("metric_sys has NaN where the human score is present")
+    return both, n_pairs
 
 
 def pairwise_agreement(metric_sys: ArrayLike, human_sys: ArrayLike) -> tuple[int, int]:
@@ -198,8 +252,8 @@ def pairwise_agreement(metric_sys: ArrayLike, human_sys: ArrayLike) -> tuple[int
     agreement only if *both* sides tie (a metric tie on a human non-tie, or the reverse, is a disagreement).
     Systems whose human score is NaN are dropped (MTME skips pairs with a ``None`` gold score).
     """
-    agree, n_pairs = _checked_agreement(metric_sys, human_sys, batch=False)
-    return int(agree), n_pairs
+    both, n_pairs = _checked_agreement(metric_sys, human_sys, batch=False)
+    return int(both[1]), n_pairs
 
 
 def pairwise_accuracy(metric_sys: ArrayLike, human_sys: ArrayLike) -> tuple[Any, int]:
@@ -211,9 +265,8 @@ def pairwise_accuracy(metric_sys: ArrayLike, human_sys: ArrayLike) -> tuple[Any,
     variant against the same human scores): then the accuracies are an array of that shape, from one vectorised
     comparison.
     """
-    agree, n_pairs = _checked_agreement(metric_sys, human_sys, batch=True)
-    acc = agree / n_pairs if n_pairs else np.full(agree.shape, math.nan)
-    return (float(acc) if agree.ndim == 0 else acc), n_pairs
+    both, n_pairs = _checked_agreement(metric_sys, human_sys, batch=True)
+    return (float(both[0]) if both.ndim == 1 else both[0]), n_pairs
 
 
 def global_pairwise_accuracy(
@@ -291,14 +344,14 @@ def pairwise_p_values(scores: ArrayLike, n_permutations: int = 1000, seed: int =
 def _exceed_counts(partial: NDArray[np.float32], sys_scores: NDArray[np.float32]) -> NDArray[np.int64]:
     """``counts[b, pair]``: for each matrix ``b`` and system pair ``i < j`` (:func:`_pairs` order), the number of
     permutations ``p`` with ``partial[b, i, p] - partial[b, j, p] >= sys_scores[b, i] - sys_scores[b, j]``, in
-    float32 as MTME computes it (``partial[B, S, P]``, ``sys_scores[B, S]``). Compiled (:data:`PCE`: one pass, the
+    float32 as MTME computes it (``partial[B, S, P]``, ``sys_scores[B, S]``). Compiled (:data:`KERNELS`: one pass, the
     matrices split between the cores), or numpy, row against the rows below it, when the kernel cannot be had
     (the same counts)."""
     partial = np.ascontiguousarray(partial, dtype=np.float32)  # the kernel reads raw memory: this type, dense
     sys_scores = np.ascontiguousarray(sys_scores, dtype=np.float32)
     bsz, s, n_p = partial.shape
     counts = np.empty((bsz, s * (s - 1) // 2), dtype=np.int64)
-    kern = native.kernels(PCE)
+    kern = native.kernels(KERNELS)
     if kern is not None:
         def run(b0: int, b1: int) -> None:
             params = np.array([s, n_p, b0, b1], dtype=np.int64)
@@ -317,26 +370,6 @@ def _exceed_counts(partial: NDArray[np.float32], sys_scores: NDArray[np.float32]
         counts[:, k:k + w] = np.count_nonzero(flags[:, :w], axis=2)
         k += w
     return counts
-
-
-def _exceed_smoke_test(kern: Any) -> None:
-    """Two matrices of three systems over four permutations, against the counts worked out by hand."""
-    partial = np.array([[[1, 2, 3, 4], [0, 2, 5, 1], [4, 4, 4, 4]],
-                        [[0, 0, 0, 0], [1, -1, 1, -1], [0, 1, 0, 1]]], dtype=np.float32)
-    sys_scores = np.array([[1, 0, 2], [0, 1, 0]], dtype=np.float32)
-    counts = np.full((2, 3), -1, dtype=np.int64)
-    kern.exceed_counts(partial.ctypes.data, sys_scores.ctypes.data,
-                       np.array([3, 4, 0, 2], dtype=np.int64).ctypes.data, counts.ctypes.data)
-    # b=0: pair 0,1: 1,0,-2,3 >= 1: 2; pair 0,2: -3,-2,-1,0 >= -1: 2; pair 1,2: -4,-2,1,-3 >= -2: 2
-    # b=1: pair 0,1: -1,1,-1,1 >= -1: 4; pair 0,2: 0,-1,0,-1 >= 0: 2; pair 1,2: 1,-2,1,-2 >= 1: 2
-    if counts.tolist() != [[2, 2, 2], [4, 2, 2]]:
-        raise RuntimeError(f"the loaded permutation p-value kernel does not compute what it should ({counts.tolist()})")
-
-
-#: The compiled pair counts of the permutation p-values (:mod:`._pce_kernel`).
-PCE = native.KernelSet(name="pce", what="permutation p-value kernel", module="harness.core._pce_kernel",
-                       ref="harness.core.meta_eval:PCE", arity={"exceed_counts": 4}, int_args={},
-                       smoke_test=_exceed_smoke_test)
 
 
 def one_minus_pce(human_p_values: ArrayLike, metric_p_values: ArrayLike) -> float:
@@ -977,10 +1010,11 @@ def _accuracy_batched(lp_sizes: tuple[int, ...]) -> Callable[[FloatArray, FloatA
     bounds = np.r_[0, np.cumsum(lp_sizes)]
 
     def stat(ms: FloatArray, h: FloatArray) -> FloatArray:
-        agree = np.zeros(ms.shape[0], dtype=np.int64)
+        agree = np.zeros(ms.shape[0])
         pairs = 0
         for lo, hi in zip(bounds[:-1], bounds[1:]):
-            a, p = _agreement_counts(ms[:, lo:hi], h[lo:hi])
+            both, p, _ = _agreement(ms[:, lo:hi], h[lo:hi])
+            a = both[1]
             agree += a
             pairs += p
         with np.errstate(invalid="ignore", divide="ignore"):

@@ -11,6 +11,7 @@ Three kinds of expected values:
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -125,6 +126,60 @@ def test_pairwise_accuracy_of_a_batch_is_the_accuracy_of_each_row():
         me.pairwise_accuracy(rows, hs[:-1])
 
 
+def _mtme_agreement(gold: list, metric: list) -> tuple[int, int]:
+    """MTME ``stats.Agreement`` (68a481a), transcribed: NaN stands for its ``None`` gold score."""
+    agree, num_pairs = 0, 0
+    for a, b in itertools.combinations(zip(gold, metric), 2):
+        if math.isnan(a[0]) or math.isnan(b[0]):
+            continue
+        with np.errstate(invalid="ignore"):  # inf - inf
+            agree += np.sign(a[0] - b[0]) == np.sign(a[1] - b[1])
+        num_pairs += 1
+    return agree, num_pairs
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+def test_agreement_is_mtme_loop_compiled_or_not(monkeypatch, compiled):
+    """The agreement counts behind pairwise accuracy (and the draws of its PERM-BOTH test) equal MTME's loop,
+    from the compiled kernel and from the numpy path: values rounded to one decimal (ties on both sides), missing
+    human scores, a NaN metric (a permuted draw's: disagrees with everything), infinities (inf - inf is NaN in
+    MTME's differences: disagrees), -0.0 against 0.0 (a tie), batches with leading dimensions, 0 to 19 systems."""
+    from harness import native
+
+    if not compiled:
+        monkeypatch.setenv("HARNESS_NATIVE", "0")
+        monkeypatch.delitem(native._loaded, me.KERNELS.name, raising=False)
+    rng = np.random.default_rng(11)
+    cases = []
+    for s in (0, 1, 2, 3, 9, 19):
+        human = np.round(rng.normal(size=s), 1)
+        metric = np.round(rng.normal(size=(2, 3, s)), 1)
+        if s >= 3:
+            human[1] = nan
+            metric[0, 1, 2], metric[1, 0, 0], metric[1, 2, 1] = nan, nan, nan  # row (1, 2): NaN only where gold is
+        if s >= 9:  # each NaN difference below meets a tie on the other side, where a tie would agree
+            human[[3, 4]] = math.inf
+            metric[0, 2, 4] = metric[0, 2, 3]
+            human[6] = human[5]
+            metric[0, 0, [5, 6]] = -math.inf
+            metric[1, 1, [7, 8]] = (0.0, -0.0)
+            human[[7, 8]] = (-0.0, 0.0)
+        cases.append((human, metric))
+    for human, metric in cases:
+        both, n_pairs, missing = me._agreement(metric, human)
+        assert (native.kernels(me.KERNELS) is not None) == compiled
+        assert both.shape == (2, 2, 3) and both.dtype == np.float64
+        want = [[_mtme_agreement(list(human), list(row)) for row in block] for block in metric]
+        assert both[1].tolist() == [[a for a, _ in block] for block in want]
+        assert n_pairs == (want[0][0][1] if human.size else 0)
+        with np.errstate(invalid="ignore"):
+            assert np.array_equal(both[0], both[1] / n_pairs, equal_nan=True)  # the division numpy does
+        present = ~np.isnan(human)
+        assert missing == bool(np.isnan(metric[..., present]).any())
+    assert me.pairwise_agreement(cases[-1][1][1, 2], cases[-1][0]) == _mtme_agreement(*[list(x) for x in (
+        cases[-1][0], cases[-1][1][1, 2])])
+
+
 def test_pairwise_accuracy_edges():
     assert me.pairwise_accuracy([1.0, 2.0], [3.0, 4.0]) == (1.0, 1)  # 2 systems
     value, n = me.pairwise_accuracy([1.0, 2.0], [3.0, nan])
@@ -196,12 +251,12 @@ def test_pair_counts_are_mtme_float32_formula_compiled_or_not(monkeypatch, shape
     wide = partial[0, :2, 0].astype(np.float64)
     assert wide[0] - wide[1] < 1.0 and partial[0, 0, 0] - partial[0, 1, 0] >= np.float32(1.0)  # the case bites
     compiled = me._exceed_counts(partial, sys_scores)
-    assert native.kernels(me.PCE) is not None
+    assert native.kernels(me.KERNELS) is not None
     assert compiled.dtype == np.int64 and np.array_equal(compiled, want)
     monkeypatch.setenv("HARNESS_NATIVE", "0")
-    monkeypatch.delitem(native._loaded, me.PCE.name)
+    monkeypatch.delitem(native._loaded, me.KERNELS.name)
     assert np.array_equal(me._exceed_counts(partial, sys_scores), want)
-    assert native.kernels(me.PCE) is None
+    assert native.kernels(me.KERNELS) is None
 
 
 def test_soft_pairwise_accuracy_mtme_unit():

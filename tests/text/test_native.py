@@ -33,12 +33,12 @@ def test_a_fresh_process_loads_the_object_code_without_numba() -> None:
     resampled Kendall tau-b, the pair counts of the permutation p-values), and on x86-64 Linux no llvmlite either."""
     from harness.core import correlation, meta_eval
 
-    sets = (TEXT, correlation.KENDALL, meta_eval.PCE)
+    sets = (TEXT, correlation.KENDALL, meta_eval.KERNELS)
     for kset in sets:
         assert core.kernels(kset) is not None  # compiles and caches it if this machine has not yet
     code = ("import sys\nfrom harness import native\nfrom harness.text.native import TEXT\n"
-            "from harness.core.correlation import KENDALL\nfrom harness.core.meta_eval import PCE\n"
-            "print(*(native.kernels(k).source for k in (TEXT, KENDALL, PCE)), 'numba' in sys.modules, "
+            "from harness.core.correlation import KENDALL\nfrom harness.core.meta_eval import KERNELS\n"
+            "print(*(native.kernels(k).source for k in (TEXT, KENDALL, KERNELS)), 'numba' in sys.modules, "
             "'llvmlite' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     loader = "elf" if core._elf_supported() else "mcjit"
