@@ -10,6 +10,7 @@ whole ``harness-score`` run on a test set. Knows nothing of what the kernels com
 from __future__ import annotations
 
 import ctypes
+import functools
 import hashlib
 import importlib
 import importlib.util
@@ -122,6 +123,12 @@ def kernels(kset: KernelSet) -> Kernels | None:
                             type(exc).__name__, exc)
                 _failed.add(kset.name)
     return _loaded.get(kset.name)
+
+
+@functools.cache
+def cpus() -> int:
+    """The machine's CPU count, read once (``os.cpu_count`` takes microseconds, as much as some kernel calls)."""
+    return os.cpu_count() or 1
 
 
 def in_threads(run: Callable[[int, int], object], n_rows: int, threads: int) -> None:

@@ -16,7 +16,6 @@ matrix, as in sacrebleu's paired bootstrap).
 from __future__ import annotations
 
 import math
-import os
 import warnings
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
@@ -718,7 +717,7 @@ def tau_b(kern: Any, y_rank: NDArray[np.int64], starts: NDArray[np.int64], weigh
         kern.tau_b(y_rank.ctypes.data, starts.ctypes.data, weights.ctypes.data, params.ctypes.data,
                    out.ctypes.data, tree.ctypes.data, y_sum.ctypes.data)
 
-    native.in_threads(run, n_b, threads or max(1, min(os.cpu_count() or 1, n_b // 8)))
+    native.in_threads(run, n_b, threads or max(1, min(native.cpus(), n_b // 8)))
     return out
 
 

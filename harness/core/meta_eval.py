@@ -14,7 +14,6 @@ from __future__ import annotations
 import ctypes
 import functools
 import math
-import os
 from dataclasses import dataclass
 from typing import Any, Callable, NamedTuple
 
@@ -330,9 +329,16 @@ def pairwise_p_values(scores: ArrayLike, n_permutations: int = 1000, seed: int =
     seg = _as_float(scores, "scores", 2)
     if np.isnan(seg).any():
         raise ValueError("scores must not contain NaN (restrict to complete segments first)")
+    return _p_values(seg, n_permutations, seed)
+
+
+def _p_values(seg: FloatArray, n_permutations: int, seed: int) -> FloatArray:
+    """:func:`pairwise_p_values` of checked scores (``[S, n]`` float64, no NaN)."""
     num_systems, num_segments = seg.shape
     signs = mtme_sign_matrix(num_segments, n_permutations, seed)
-    seg32 = seg.astype(np.float32)
+    # C order, as MTME's matrix is (reshaped from lists): the BLAS call and numpy's pairwise float32 sum round by
+    # memory layout, so an F-ordered input (``scores[:, cols]`` is one) would change the p-values
+    seg32 = np.ascontiguousarray(seg, dtype=np.float32)
     sys_scores = np.sum(seg32, axis=1)
     # MTME's BLAS call, then each system's permuted sums as one contiguous row
     partial = np.ascontiguousarray(np.matmul(signs, seg32.T).T)
@@ -357,7 +363,7 @@ def _exceed_counts(partial: NDArray[np.float32], sys_scores: NDArray[np.float32]
             params = np.array([s, n_p, b0, b1], dtype=np.int64)
             kern.exceed_counts(partial.ctypes.data, sys_scores.ctypes.data, params.ctypes.data, counts.ctypes.data)
 
-        native.in_threads(run, bsz, max(1, min(os.cpu_count() or 1, bsz // 8, bsz * counts.shape[1] * n_p // 2**20)))
+        native.in_threads(run, bsz, max(1, min(native.cpus(), bsz // 8, bsz * counts.shape[1] * n_p // 2**20)))
         return counts
     buf = np.empty((bsz, max(s - 1, 1), n_p), dtype=np.float32)
     flags = np.empty(buf.shape, dtype=bool)
@@ -396,7 +402,10 @@ def complete_block(human_seg: ArrayLike) -> tuple[NDArray[np.intp], NDArray[np.i
     data), and then it equals keeping the segments scored for *every* kept system. We do exactly that for any
     pattern of NaN: drop all-NaN systems, then every segment with a NaN among the remaining systems.
     """
-    h = _as_float(human_seg, "human_seg", 2)
+    return _complete_block(_as_float(human_seg, "human_seg", 2))
+
+
+def _complete_block(h: FloatArray) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
     ok = ~np.isnan(h)
     rows = np.flatnonzero(ok.any(axis=1))
     cols = np.flatnonzero(ok[rows].all(axis=0)) if rows.size else np.zeros(0, dtype=np.intp)
@@ -404,14 +413,18 @@ def complete_block(human_seg: ArrayLike) -> tuple[NDArray[np.intp], NDArray[np.i
 
 
 def _restricted(human_seg: ArrayLike, *metrics: ArrayLike, names: tuple[str, ...]) -> tuple[FloatArray, ...]:
+    """The human scores and each metric (``[S, n]``, or ``[S, n, K]`` statistics) on the :func:`complete_block`
+    of the human scores, a metric NaN there refused: read-only views for the callers, the arrays themselves when
+    the block is all of them (dense human scores, as the demo's MQM: no gathering)."""
     h = _as_float(human_seg, "human_seg", 2)
-    rows, cols = complete_block(h)
-    out = [h[np.ix_(rows, cols)]]
+    rows, cols = _complete_block(h)
+    whole = rows.size == h.shape[0] and cols.size == h.shape[1]
+    out = [h if whole else h[np.ix_(rows, cols)]]
     for m, name in zip(metrics, names):
         arr = np.asarray(m, dtype=np.float64)
         if arr.shape[:2] != h.shape:
             raise ValueError(f"{name} must have shape {h.shape} (+ trailing dims), got {arr.shape}")
-        sub = arr[np.ix_(rows, cols)] if arr.ndim == 2 else arr[rows][:, cols]
+        sub = arr if whole else (arr[np.ix_(rows, cols)] if arr.ndim == 2 else arr[rows][:, cols])
         if np.isnan(sub).any():
             raise ValueError(f"{name} has NaN where the human score is present")
         out.append(sub)
@@ -436,8 +449,8 @@ def soft_pairwise_accuracy(
     h, m = _restricted(human_seg, metric_seg, names=("metric_seg",))
     if h.shape[0] < 2 or h.shape[1] == 0:
         return math.nan
-    hp = pairwise_p_values(h, n_permutations, seed) if human_p_values is None else human_p_values
-    return one_minus_pce(hp, pairwise_p_values(m, n_permutations, seed))
+    hp = _p_values(h, n_permutations, seed) if human_p_values is None else human_p_values
+    return one_minus_pce(hp, _p_values(m, n_permutations, seed))
 
 
 def pairwise_p_values_corpus(
