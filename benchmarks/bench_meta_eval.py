@@ -151,6 +151,14 @@ def timed(fn: Callable[[], Any], repeat: int = 1) -> tuple[float, float, Any]:
     return statistics.median(walls), statistics.median(cpus), out
 
 
+def duration(seconds: float) -> str:
+    """Three significant digits in the unit that suits them (the rows span microseconds to a minute)."""
+    for unit, scale in (("s", 1.0), ("ms", 1e-3)):
+        if seconds >= scale:
+            return f"{seconds / scale:.3g} {unit}"
+    return f"{seconds * 1e6:.3g} us"
+
+
 def close(a: float, b: float) -> bool:
     a, b = float(a), float(b)
     if math.isnan(a) and math.isnan(b):
@@ -199,8 +207,8 @@ def point_statistics(d: dict[str, Any], ms: Any, repeat: int) -> list[dict[str, 
             res.append(agree / pairs)
         return res
 
-    def harness_acc() -> list[float]:  # every variant in one call, as the job does
-        return list(me.pairwise_accuracy(np.stack([d["corpus"][v] for v in variants]), hsys)[0])
+    def harness_acc() -> list[float]:  # every variant in one call, its rows made one array, as the job does
+        return list(me.pairwise_accuracy(np.array([d["corpus"][v] for v in variants]), hsys)[0])
 
     def mtme_spa() -> list[float]:
         return [ms.Correlation(rows_b.size, gold_block, block[v]).PairwiseConfidenceError()[0] for v in variants]
@@ -412,10 +420,12 @@ def main(argv: list[str] | None = None) -> int:
         d = prepare(name, variants)
         rows = point_statistics(d, ms, repeat)
         for r in rows:
-            print(f"  {r['statistic']}: MTME {r['mtme'][0]:.3f} s, harness {r['harness'][0]:.4f} s", file=sys.stderr)
+            print(f"  {r['statistic']}: MTME {duration(r['mtme'][0])}, harness {duration(r['harness'][0])}",
+                  file=sys.stderr)
         sig = significance(d, ms, md, draws, slow, args.seed)
         for r in sig:
-            print(f"  {r['statistic']}: MTME {r['mtme'][0]:.2f} s, harness {r['harness'][0]:.3f} s", file=sys.stderr)
+            print(f"  {r['statistic']}: MTME {duration(r['mtme'][0])}, harness {duration(r['harness'][0])}",
+                  file=sys.stderr)
         load1 = uptime()
         loads.append((name, load0, load1))
         results.append((d, rows + sig))
@@ -437,8 +447,8 @@ def main(argv: list[str] | None = None) -> int:
         for r in rows:
             (mw, mc), (hw, hc) = r["mtme"], r["harness"]
             table.append([f"{d['name']} ({len(d['systems'])} systems, {d['kind']})", r["statistic"], r["work"],
-                          f"{mw:.3f}", f"{hw:.4f}", f"**{mw / hw:.0f}x**", f"{mc / hc:.0f}x", r["checked"]])
-    out.append(md_table(["dataset", "statistic", "work", "MTME s", "harness s", "ratio wall", "ratio CPU",
+                          duration(mw), duration(hw), f"**{mw / hw:.0f}x**", f"{mc / hc:.0f}x", r["checked"]])
+    out.append(md_table(["dataset", "statistic", "work", "MTME", "harness", "ratio wall", "ratio CPU",
                          "identical"], table))
     out += ["", "Variant ranks (significance clusters, MTME's AssignRanks rule on each side's p-values; MTME | "
                 "harness):", ""]
