@@ -414,8 +414,8 @@ def _complete_block(h: FloatArray) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
 
 def _restricted(human_seg: ArrayLike, *metrics: ArrayLike, names: tuple[str, ...]) -> tuple[FloatArray, ...]:
     """The human scores and each metric (``[S, n]``, or ``[S, n, K]`` statistics) on the :func:`complete_block`
-    of the human scores, a metric NaN there refused: read-only views for the callers, the arrays themselves when
-    the block is all of them (dense human scores, as the demo's MQM: no gathering)."""
+    of the human scores, a metric NaN there refused; the arrays themselves when the block is all of them (dense
+    human scores, as the demo's MQM: no gathering), so the callers only read what they get."""
     h = _as_float(human_seg, "human_seg", 2)
     rows, cols = _complete_block(h)
     whole = rows.size == h.shape[0] and cols.size == h.shape[1]
