@@ -104,8 +104,10 @@ class TauOptimization:
 # ----------------------------------------------------------------------------------------------------------------
 
 
-def _as_float(a: ArrayLike, name: str, ndim: int | None = None) -> FloatArray:
-    arr = np.array(a, dtype=np.float64)  # None -> NaN (object lists of floats and None convert fine)
+def _as_float(a: ArrayLike, name: str, ndim: int | None = None, copy: bool = True) -> FloatArray:
+    """``a`` as float64 (None -> NaN: object lists of floats and None convert fine), ``ndim``-dimensional if given;
+    a copy unless ``copy=False`` (for callers that only read it)."""
+    arr = (np.array if copy else np.asarray)(a, dtype=np.float64)
     if ndim is not None and arr.ndim != ndim:
         raise ValueError(f"{name} must be {ndim}-dimensional, got shape {arr.shape}")
     return arr
@@ -231,13 +233,10 @@ def _checked_agreement(metric_sys: ArrayLike, human_sys: ArrayLike,
                        batch: bool) -> tuple[FloatArray, int]:
     """:func:`_agreement` of checked inputs: ``metric_sys[S]`` (with ``batch``, ``[..., S]``) against
     ``human_sys[S]``, no NaN metric where a human score is: ``[2, ...]`` accuracies and counts, pairs."""
-    m = np.asarray(metric_sys, dtype=np.float64)  # not copied: the kernel reads a copy, numpy only reads
-    h = np.asarray(human_sys, dtype=np.float64)
-    if h.ndim != 1:
-        raise ValueError(f"human_sys must be 1-dimensional, got shape {h.shape}")
-    if m.ndim == 0 or m.shape[-1:] != h.shape or (m.ndim != 1 and not batch):
-        raise ValueError(f"metric_sys must {'end in' if batch else 'have'} the shape of human_sys, got {m.shape} "
-                         f"and {h.shape}")
+    m = _as_float(metric_sys, "metric_sys", None if batch else 1, copy=False)  # only read: the kernel gets a copy
+    h = _as_float(human_sys, "human_sys", 1, copy=False)
+    if m.ndim == 0 or m.shape[-1:] != h.shape:
+        raise ValueError(f"metric_sys must end in the shape of human_sys, got {m.shape} and {h.shape}")
     both, n_pairs, missing = _agreement(m, h)
     if missing:
         raise ValueError("metric_sys has NaN where the human score is present")

@@ -30,7 +30,7 @@ def cached() -> tuple[bytes, dict]:
 
 def test_a_fresh_process_loads_the_object_code_without_numba() -> None:
     """What harness-score and a job pay per process: no numba for any set of kernels (the text kernels, the
-    resampled Kendall tau-b, the pair counts of the permutation p-values), and on x86-64 Linux no llvmlite either."""
+    resampled Kendall tau-b, the meta-evaluation counts), and on x86-64 Linux no llvmlite either."""
     from harness.core import correlation, meta_eval
 
     sets = (TEXT, correlation.KENDALL, meta_eval.KERNELS)
