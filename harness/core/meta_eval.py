@@ -203,44 +203,44 @@ def _pairs(n: int) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
     return i, j
 
 
-def _agreement(metric: FloatArray, human: FloatArray) -> tuple[FloatArray, int, bool]:
-    """Pairwise accuracy of ``metric[..., S]`` against ``human[S]`` (leading dims are a batch) over the pairs
-    ``i < j`` of systems with a human score (not NaN): ``[2, ...]``, the accuracies (NaN without a pair) and the
-    agreement counts (float64, exact); the number of pairs; whether a metric score is NaN where a human score is
-    (its pairs disagree: a permutation test may pass one, the public functions refuse it). Compiled
-    (:data:`KERNELS`: one pass, no temporaries), or numpy when the kernel cannot be had (the same numbers)."""
+def _agreement(metric: FloatArray, human: FloatArray, counts: bool = False) -> tuple[FloatArray, int, bool]:
+    """Pairwise accuracy of float64 ``metric[..., S]`` against ``human[S]`` (leading dims are a batch) over the
+    pairs ``i < j`` of systems with a human score (not NaN): the accuracies (NaN without a pair), or with ``counts``
+    the agreeing pairs (float64, exact), in the shape of the leading dims; the number of pairs; whether a metric
+    score is NaN where a human score is (its pairs disagree: a permutation test may pass one, the public functions
+    refuse it). Compiled (:data:`KERNELS`: one pass, no temporaries), or numpy when the kernel cannot be had (the
+    same numbers)."""
     lead = metric.shape[:-1]
     kern = native.kernels(KERNELS)
     if kern is not None:
         v = math.prod(lead)
         out = (ctypes.c_double * (2 * v + 2))()
-        # float64 bytes (C-order copies): ctypes passes their addresses at a fraction of numpy's .ctypes cost,
-        # which matters for the few systems of one language pair (a call takes microseconds)
-        kern.agreement(np.asarray(metric, dtype=np.float64).tobytes(), np.asarray(human, dtype=np.float64).tobytes(),
-                       v, human.shape[0], out)
-        both = np.frombuffer(out, dtype=np.float64, count=2 * v).reshape((2, *lead))
-        return both, int(out[2 * v]), bool(out[2 * v + 1])
+        # their bytes (C-order copies, of any view): ctypes passes their addresses at a fraction of numpy's .ctypes
+        # cost, which matters for the few systems of one language pair (a call takes microseconds)
+        kern.agreement(metric.tobytes(), human.tobytes(), v, human.shape[0], out)
+        values = np.frombuffer(out, dtype=np.float64, count=v, offset=8 * v if counts else 0)
+        return (values if len(lead) == 1 else values.reshape(lead)), int(out[2 * v]), bool(out[2 * v + 1])
     present = ~np.isnan(human)
     missing = bool(np.isnan(metric).any() and np.isnan(metric[..., present]).any())  # the first test is cheap
     h, m = (human, metric) if present.all() else (human[present], metric[..., present])
     i, j = _pairs(h.shape[0])
     with np.errstate(invalid="ignore"):  # inf - inf, and 0 / 0 without a pair: NaN, as the kernel gives quietly
-        counts = np.count_nonzero(np.sign(h[i] - h[j]) == np.sign(m[..., i] - m[..., j]), axis=-1).astype(np.float64)
-        return np.stack([counts / i.size, counts]), i.size, missing
+        agree = np.count_nonzero(np.sign(h[i] - h[j]) == np.sign(m[..., i] - m[..., j]), axis=-1).astype(np.float64)
+        return (agree if counts else agree / i.size), i.size, missing
 
 
-def _checked_agreement(metric_sys: ArrayLike, human_sys: ArrayLike,
-                       batch: bool) -> tuple[FloatArray, int]:
+def _checked_agreement(metric_sys: ArrayLike, human_sys: ArrayLike, batch: bool,
+                       counts: bool) -> tuple[FloatArray, int]:
     """:func:`_agreement` of checked inputs: ``metric_sys[S]`` (with ``batch``, ``[..., S]``) against
-    ``human_sys[S]``, no NaN metric where a human score is: ``[2, ...]`` accuracies and counts, pairs."""
+    ``human_sys[S]``, no NaN metric where a human score is: the accuracies or ``counts``, the number of pairs."""
     m = _as_float(metric_sys, "metric_sys", None if batch else 1, copy=False)  # only read: the kernel gets a copy
     h = _as_float(human_sys, "human_sys", 1, copy=False)
     if m.ndim == 0 or m.shape[-1:] != h.shape:
         raise ValueError(f"metric_sys must end in the shape of human_sys, got {m.shape} and {h.shape}")
-    both, n_pairs, missing = _agreement(m, h)
+    values, n_pairs, missing = _agreement(m, h, counts)
     if missing:
         raise ValueError("metric_sys has NaN where the human score is present")
-    return both, n_pairs
+    return values, n_pairs
 
 
 def pairwise_agreement(metric_sys: ArrayLike, human_sys: ArrayLike) -> tuple[int, int]:
@@ -250,8 +250,8 @@ def pairwise_agreement(metric_sys: ArrayLike, human_sys: ArrayLike) -> tuple[int
     agreement only if *both* sides tie (a metric tie on a human non-tie, or the reverse, is a disagreement).
     Systems whose human score is NaN are dropped (MTME skips pairs with a ``None`` gold score).
     """
-    both, n_pairs = _checked_agreement(metric_sys, human_sys, batch=False)
-    return int(both[1]), n_pairs
+    agree, n_pairs = _checked_agreement(metric_sys, human_sys, batch=False, counts=True)
+    return int(agree), n_pairs
 
 
 def pairwise_accuracy(metric_sys: ArrayLike, human_sys: ArrayLike) -> tuple[Any, int]:
@@ -263,8 +263,8 @@ def pairwise_accuracy(metric_sys: ArrayLike, human_sys: ArrayLike) -> tuple[Any,
     variant against the same human scores): then the accuracies are an array of that shape, from one vectorised
     comparison.
     """
-    both, n_pairs = _checked_agreement(metric_sys, human_sys, batch=True)
-    return (float(both[0]) if both.ndim == 1 else both[0]), n_pairs
+    accuracy, n_pairs = _checked_agreement(metric_sys, human_sys, batch=True, counts=False)
+    return (float(accuracy) if accuracy.ndim == 0 else accuracy), n_pairs
 
 
 def global_pairwise_accuracy(
@@ -1025,8 +1025,7 @@ def _accuracy_batched(lp_sizes: tuple[int, ...]) -> Callable[[FloatArray, FloatA
         agree = np.zeros(ms.shape[0])
         pairs = 0
         for lo, hi in zip(bounds[:-1], bounds[1:]):
-            both, p, _ = _agreement(ms[:, lo:hi], h[lo:hi])
-            a = both[1]
+            a, p, _ = _agreement(ms[:, lo:hi], h[lo:hi], counts=True)
             agree += a
             pairs += p
         with np.errstate(invalid="ignore", divide="ignore"):

@@ -166,16 +166,18 @@ def test_agreement_is_mtme_loop_compiled_or_not(monkeypatch, compiled):
             human[[7, 8]] = (-0.0, 0.0)
         cases.append((human, metric))
     for human, metric in cases:
-        both, n_pairs, missing = me._agreement(metric, human)
+        agree, n_pairs, missing = me._agreement(metric, human, counts=True)
+        accuracy, n_pairs_again, missing_again = me._agreement(metric, human)
         assert (native.kernels(me.KERNELS) is not None) == compiled
-        assert both.shape == (2, 2, 3) and both.dtype == np.float64
+        assert agree.shape == accuracy.shape == (2, 3) and agree.dtype == accuracy.dtype == np.float64
         want = [[_mtme_agreement(list(human), list(row)) for row in block] for block in metric]
-        assert both[1].tolist() == [[a for a, _ in block] for block in want]
-        assert n_pairs == (want[0][0][1] if human.size else 0)
+        assert agree.tolist() == [[a for a, _ in block] for block in want]
+        assert n_pairs == n_pairs_again == (want[0][0][1] if human.size else 0)
         with np.errstate(invalid="ignore"):
-            assert np.array_equal(both[0], both[1] / n_pairs, equal_nan=True)  # the division numpy does
+            assert np.array_equal(accuracy, agree / n_pairs, equal_nan=True)  # the division numpy does
         present = ~np.isnan(human)
-        assert missing == bool(np.isnan(metric[..., present]).any())
+        assert missing == missing_again == bool(np.isnan(metric[..., present]).any())
+        assert me._agreement(metric[1, 2], human, counts=True)[0].shape == ()  # one row: a 0-d array
     assert me.pairwise_agreement(cases[-1][1][1, 2], cases[-1][0]) == _mtme_agreement(*[list(x) for x in (
         cases[-1][0], cases[-1][1][1, 2])])
 
