@@ -155,10 +155,11 @@ def count_numpy(h_ids: NDArray[np.int64], h_off: NDArray[np.int64], references: 
     """The same counts with sorting instead of hashing (no compilation: the fast path for small inputs).
 
     All tokens (hypotheses, then references) form one flat array. The order-n n-gram starting at a position gets
-    a dense id from the pair (id of the (n-1)-gram there, token n-1 places on), so equal ids mean equal token
-    sequences; n-grams running past the end of their segment are masked out. Then, with keys
-    ``segment * G + gram``: hypothesis counts, the maximum count over references, and ``sum min(.,.)`` per segment.
-    Unknown hypothesis tokens (``-1``) share one id that no reference token has.
+    an id from the pair (id of the (n-1)-gram there, token n-1 places on): ``gram * T + token`` for ``T`` token
+    ids, so equal ids mean equal token sequences; the ids are renumbered densely (a sort) only where they or the
+    keys built on them would not fit in int64. N-grams running past the end of their segment are masked out.
+    Then, with keys ``segment * G + gram``: hypothesis counts, the maximum count over references, and
+    ``sum min(.,.)`` per segment. Unknown hypothesis tokens (``-1``) share one id that no reference token has.
     """
     n_seg = h_off.shape[0] - 1
     n_refs = references.n_refs
@@ -175,14 +176,19 @@ def count_numpy(h_ids: NDArray[np.int64], h_off: NDArray[np.int64], references: 
     pos = np.arange(size)
     matches = np.zeros((n_seg, max_order), dtype=np.int64)
     totals = np.maximum(h_len[:, None] - np.arange(max_order)[None, :], 0)
-    gram = tokens
+    base = unknown + 1  # token ids are below it
+    room = 2 ** 63 // (max(n_seg, 1) * max(n_refs, 1))  # gram ids below this keep every key below in int64
+    gram, bound = tokens, base  # the n-gram ids and a bound on them
     for n in range(1, max_order + 1):
         if n > 1:
-            following = tokens[np.minimum(pos + n - 1, size - 1)]
-            gram = np.unique(gram * (unknown + 1) + following, return_inverse=True)[1].astype(np.int64)
+            if bound * base >= 2 ** 63:
+                gram, bound = _dense(gram)
+            gram = gram * base + tokens[np.minimum(pos + n - 1, size - 1)]
+            bound *= base
+        if bound >= room:
+            gram, bound = _dense(gram)
         valid = pos + n <= ends
-        width = int(gram.max()) + 1 if size else 1
-        key = owner * width + gram
+        key = owner * bound + gram
         hyp_keys, hyp_counts = np.unique(key[:n_h][valid[:n_h]], return_counts=True)
         ref_ok = valid[n_h:]
         per_stream, counts = np.unique(key[n_h:][ref_ok] * n_refs + stream[ref_ok], return_counts=True)
@@ -193,8 +199,14 @@ def count_numpy(h_ids: NDArray[np.int64], h_off: NDArray[np.int64], references: 
         ref_keys, ref_max = ref_keys[starts], np.maximum.reduceat(counts, starts)
         at = np.minimum(np.searchsorted(ref_keys, hyp_keys), ref_keys.size - 1)
         clipped = np.where(ref_keys[at] == hyp_keys, np.minimum(hyp_counts, ref_max[at]), 0)
-        matches[:, n - 1] = np.bincount(hyp_keys // width, weights=clipped, minlength=n_seg).astype(np.int64)
+        matches[:, n - 1] = np.bincount(hyp_keys // bound, weights=clipped, minlength=n_seg).astype(np.int64)
     return matches, totals.astype(np.int64)
+
+
+def _dense(ids: NDArray[np.int64]) -> tuple[NDArray[np.int64], int]:
+    """``ids`` renumbered ``0..k-1`` in their order (equal ids stay equal: a sort), and ``k``."""
+    dense = np.unique(ids, return_inverse=True)[1].astype(np.int64)
+    return dense, (int(dense.max()) + 1 if dense.size else 1)
 
 
 def _segment_major(references: EncodedReferences) -> EncodedReferences:

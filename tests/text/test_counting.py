@@ -118,6 +118,36 @@ def test_numpy_path_equals_numba_kernel(segments, order):
     assert np.array_equal(m1, m2) and np.array_equal(t1, t2)
 
 
+class _HugeVocabulary(dict):
+    """A vocabulary of ``size`` token ids (only its size is read by the numpy path)."""
+
+    def __init__(self, size: int) -> None:
+        super().__init__()
+        self.size = size
+
+    def __len__(self) -> int:
+        return self.size
+
+
+@pytest.mark.parametrize("bits", [40, 60])
+@settings(max_examples=60, deadline=None)
+@given(st.lists(segment, min_size=1, max_size=8), st.integers(1, 6))
+def test_numpy_path_renumbers_ids_that_would_not_fit(bits, segments, order):
+    """Token ids spread over 2**40 or 2**60 values: the n-gram ids (from the second order) or the keys built on
+    them (2**60: from the first) overflow int64 unless renumbered; the counts are those of the dense ids."""
+    from dataclasses import replace
+
+    hyps, streams = build(segments)
+    refs = counting.encode_references(streams)
+    h_ids, h_off = counting.encode_hypotheses(hyps, refs.vocab)
+    assert len(refs.vocab) <= 16
+    spread = 2 ** (bits - 4)  # ids 0, spread, 2 * spread, ... below 2**bits (-1 stays): unrenumbered, they wrap
+    huge = replace(refs, ids=refs.ids * spread, vocab=_HugeVocabulary(2 ** bits))
+    m1, t1 = counting.count_numpy(h_ids, h_off, refs, order)
+    m2, t2 = counting.count_numpy(np.where(h_ids < 0, -1, h_ids * spread), h_off, huge, order)
+    assert np.array_equal(m1, m2) and np.array_equal(t1, t2)
+
+
 def test_both_paths_on_real_data(wmt21):
     hyps = [h.split() for h in wmt21["systems"]["UEdin"]]
     refs = [[r.split() for r in lines] for lines in wmt21["refs"].values()]
