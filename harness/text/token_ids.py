@@ -260,9 +260,12 @@ class TokenTable:
 
     def decode(self, ids: NDArray[np.int64], offsets: NDArray[np.int64]) -> list[list[str]]:
         """Token strings of every line (for tests and debugging; ``-1`` = a token unknown to the table)."""
-        words = [self.token(t) for t in range(self.n_vocab)]
-        return [[words[t] if t >= 0 else "<unk>" for t in ids[offsets[i]:offsets[i + 1]].tolist()]
-                for i in range(offsets.shape[0] - 1)]
+        text = self.chars[:self.n_chars].tobytes().decode("utf-32-le", "surrogatepass")  # every token's characters
+        words = [text[a:a + n] for a, n in zip(self.starts[:self.n_vocab].tolist(), self.lens[:self.n_vocab].tolist())]
+        words.append("<unk>")  # id -1
+        flat = [words[t] for t in ids.tolist()]
+        bounds = offsets.tolist()
+        return [flat[a:b] for a, b in zip(bounds, bounds[1:])]
 
 
 # ---------------------------------------------------------------------------------------------- encoding

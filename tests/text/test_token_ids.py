@@ -204,6 +204,7 @@ def test_hypothesis_tokens_unknown_to_the_references_get_minus_one() -> None:
     words = [refs.vocab.token(t) if t >= 0 else None for t in ids.tolist()]
     assert words == ["the", "cat", None, "sat", "the", None]
     assert offsets.tolist() == [0, 4, 6]
+    assert refs.vocab.decode(ids, offsets) == [["the", "cat", "<unk>", "sat"], ["the", "<unk>"]]
     with pytest.raises(TypeError, match="token lists"):
         token_ids.encode_hypotheses(["x"], encode_references([[["x"]]]), opts)
 
