@@ -2,7 +2,7 @@
 
 Given a checkout of google-research/mt-metrics-eval (``--mtme PATH``, the folder holding ``mt_metrics_eval/``;
 imported from there by path, never pip-installed: the PyPI name ``mt-metrics-eval`` is not Google's package), both
-compute the same statistics on the same inputs in this one process, one after the other, and the numbers are
+compute the same statistics on the same inputs in this one process, in turn (their timed samples alternate), and the numbers are
 asserted equal before any time is printed. Without ``--mtme`` the benchmark is skipped with a message.
 
 Inputs (computed first, not timed): sentence BLEU ``[systems, segments]`` and corpus BLEU ``[systems]`` of every
@@ -144,18 +144,23 @@ def prepare(name: str, variants: tuple[str, ...]) -> dict[str, Any]:
 ACC_INNER = 100
 
 
-def timed(fn: Callable[[], Any], repeat: int = 1, inner: int = 1) -> tuple[float, float, Any]:
-    """(median wall s, median CPU s of this process, last result) of one call: each of the ``repeat`` samples
-    times ``inner`` calls in a row and divides (for calls of microseconds, which one reading of the clocks would
-    measure as much as the call)."""
-    walls, cpus, out = [], [], None
+def timed(fns: tuple[Callable[[], Any], ...], repeat: int = 1,
+          inner: int = 1) -> list[tuple[float, float, Any]]:
+    """For each of ``fns`` (MTME's side, the harness's): (median wall s, median CPU s of this process, last
+    result) of one call. Each of the ``repeat`` samples times ``inner`` calls in a row and divides (for calls of
+    microseconds, which one reading of the clocks would measure as much as the call); the sides' samples
+    alternate, so that a pause of the machine falls on both sides rather than on all the samples of one."""
+    walls: list[list[float]] = [[] for _ in fns]
+    cpus: list[list[float]] = [[] for _ in fns]
+    outs: list[Any] = [None for _ in fns]
     for _ in range(repeat):
-        c, t = time.process_time(), time.perf_counter()
-        for _ in range(inner):
-            out = fn()
-        walls.append((time.perf_counter() - t) / inner)
-        cpus.append((time.process_time() - c) / inner)
-    return statistics.median(walls), statistics.median(cpus), out
+        for k, fn in enumerate(fns):
+            c, t = time.process_time(), time.perf_counter()
+            for _ in range(inner):
+                outs[k] = fn()
+            walls[k].append((time.perf_counter() - t) / inner)
+            cpus[k].append((time.process_time() - c) / inner)
+    return [(statistics.median(w), statistics.median(c), o) for w, c, o in zip(walls, cpus, outs)]
 
 
 def duration(seconds: float) -> str:
@@ -236,8 +241,7 @@ def point_statistics(d: dict[str, Any], ms: Any, repeat: int) -> list[dict[str, 
                                        mtme_spa, harness_spa, repeat, 1),
                                       ("acc_eq + epsilon search (item grouping)", mtme_acc_eq, harness_acc_eq,
                                        max(1, repeat // 2), 1)):
-        mw, mc, mv = timed(mf, rep, inner)
-        hw, hc, hv = timed(hf, rep, inner)
+        (mw, mc, mv), (hw, hc, hv) = timed((mf, hf), rep, inner)
         flat_m = [x for v in mv for x in (v if isinstance(v, tuple) else (v,))]
         flat_h = [x for v in hv for x in (v if isinstance(v, tuple) else (v,))]
         bad = [(v, a, b) for v, a, b in zip(variants * 2, flat_m, flat_h) if not close(a, b)]
@@ -342,8 +346,8 @@ def significance(d: dict[str, Any], ms: Any, md: Any, draws: int, slow_draws: in
 
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            mw, mc, (m_order, m_val, m_sig, m_delta, m_rank, m_used) = timed(mtme_side)
-            hw, hc, (h_order, h_val, h_sig, h_delta, h_rank, h_used) = timed(harness_side)
+            (mw, mc, (m_order, m_val, m_sig, m_delta, m_rank, m_used)), \
+                (hw, hc, (h_order, h_val, h_sig, h_delta, h_rank, h_used)) = timed((mtme_side, harness_side))
         problems = []
         if m_order != h_order:
             problems.append(f"order {m_order} vs {h_order}")
@@ -446,9 +450,9 @@ def main(argv: list[str] | None = None) -> int:
     out = ["## WMT meta-evaluation statistics: harness.core.meta_eval vs mt-metrics-eval (issue 15)", "",
            f"MTME checkout: commit {commit} (the harness transcribes {MTME_COMMIT}); imported by path. Variants "
            f"{', '.join(variants)} against all references; numpy {np.__version__}, scipy {scipy.__version__}, Python "
-           f"{sys.version.split()[0]}, {os.cpu_count()} CPUs. In one process, MTME then the harness; point "
-           f"statistics: median of {repeat} runs (pairwise accuracy: of {repeat * 10} runs of {ACC_INNER} calls); tests without early stopping "
-           f"(block size = draws). Values asserted equal before timing (see the last column).", ""]
+           f"{sys.version.split()[0]}, {os.cpu_count()} CPUs. In one process, MTME and the harness in turn; point "
+           f"statistics: median of {repeat} runs (pairwise accuracy: median per-call time of {repeat * 10} runs of "
+           f"{ACC_INNER} calls each); tests without early stopping (block size = draws). Values asserted equal before timing (see the last column).", ""]
     table = []
     for d, rows in results:
         for r in rows:
