@@ -52,17 +52,23 @@ def _shared_server() -> MlflowServer:
         return server
 
 
-#: The files that take longest (CPU seconds of the README's test command, with their subprocesses), longest first.
-#: They run first: xdist hands out whole files (``--dist=loadfile``) in collection order
-#: (``--no-loadscope-reorder``), so the short files fill the end and no worker is left alone with a long file.
-LONGEST_FIRST = ("entry/test_app.py", "entry/test_reliability.py", "text/test_token_ids.py", "test_api.py",
-                 "entry/test_shards.py", "core/test_nltk_replay.py", "sinks/test_mlflow.py", "entry/test_history.py",
-                 "job/test_report.py", "core/test_significance.py", "job/test_spec.py", "entry/test_cli.py",
-                 "text/test_tokenizers.py", "test_runner.py")
+#: The files that take longest (wall seconds in the README's test command, subprocesses and waits included), longest
+#: first: xdist hands out whole files (``--dist=loadfile``) in collection order (``--no-loadscope-reorder``), so
+#: the short files fill the end and the two workers finish within a second of each other. A file missing here runs
+#: after them (a new long file belongs in this list: a worker left alone with it at the end costs its length).
+LONGEST_FIRST = ("entry/test_app.py", "text/test_token_ids.py", "entry/test_reliability.py", "test_api.py",
+                 "entry/test_shards.py", "sinks/test_mlflow.py", "core/test_nltk_replay.py", "entry/test_history.py",
+                 "text/test_tokenizers.py", "job/test_report.py", "tools/test_mlflow_screenshots.py", "job/test_spec.py",
+                 "core/test_significance.py", "entry/test_cli.py", "job/test_analysis.py", "test_runner.py",
+                 "entry/test_compare.py", "core/test_meta_eval.py", "text/test_counting.py", "text/test_pipeline.py",
+                 "job/test_comparison.py", "text/test_native.py")
 
 
 def pytest_collection_modifyitems(session, config, items):
     tests = Path(__file__).parent
+    gone = [name for name in LONGEST_FIRST if not (tests / name).is_file()]
+    if gone:
+        raise pytest.UsageError(f"tests/conftest.py LONGEST_FIRST names files that are not there: {', '.join(gone)}")
     rank = {(tests / name).resolve(): i for i, name in enumerate(LONGEST_FIRST)}
     items.sort(key=lambda item: rank.get(Path(item.path).resolve(), len(rank)))  # stable: the rest keep their order
     if SHARED in os.environ and any("mlflow_server" in getattr(item, "fixturenames", ()) for item in items):
