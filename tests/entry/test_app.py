@@ -99,16 +99,16 @@ def test_a_dataset_folder_names_the_experiment_and_the_job(tmp_path):
 def test_sweep_on_local_cores_with_a_failing_job(tmp_path):
     pytest.importorskip("hydra_plugins.hydra_joblib_launcher")
     ds = make_dataset(tmp_path / "mini")
+    # untracked: a sweep's jobs logging into one store are the submitit test's (test_shards.py), jobs writing one
+    # store at once the reliability tests'; here each of the two loky workers would import mlflow for nothing
     proc = run_harness(tmp_path, "-m", "hydra/launcher=joblib", "hydra.launcher.n_jobs=2", f"dataset.root={ds}",
                        "experiment_name=sweep", "bleu=sacrebleu,char", "n_samples=50", "figures=false",
-                       "dataset.systems=[Nemo,UEdin],[NoSuchSystem]", check=False)
+                       "tracking=false", "dataset.systems=[Nemo,UEdin],[NoSuchSystem]", check=False)
     assert proc.returncode == 1 and "2 job(s) failed" in proc.stderr and "NoSuchSystem" in proc.stderr
     assert "Traceback" not in proc.stderr
     folders = [p for p in (tmp_path / "runs" / "sweep").iterdir() if p.is_dir() and not p.name.startswith(".")]
     assert len(folders) == 2 and all(verified_files(f) for f in folders)  # each job published its own folder
-    assert len(list(tmp_path.rglob("mlflow.db"))) == 1  # one store, created by the launching process
-    parents, runs = mlflow_runs(f"sqlite:///{tmp_path / 'runs' / 'mlflow.db'}", "sweep")
-    assert len(parents) == 2 and len(runs) == 2 * 2
+    assert not list(tmp_path.rglob("mlflow.db"))
 
 
 def test_against_a_real_tracking_server(tmp_path, mlflow_server):
