@@ -35,7 +35,8 @@ Statistics (each row: every variant, or every pair of variants):
 
 Times are wall and CPU seconds of this process (CPU includes BLAS threads); the point statistics are the median of
 ``--repeat`` runs (of 4x as many for soft pairwise accuracy, whose MTME side varies by 2x between processes, and
-of 10x as many runs of 100 calls for pairwise accuracy, a call of microseconds). The machine may be shared: the load is printed before and after.
+of 10x as many runs of 100 calls for pairwise accuracy, a call of microseconds). The machine may be shared: the
+load is printed before and after.
 
     python benchmarks/bench_meta_eval.py --mtme /path/to/mt-metrics-eval --quick
     python benchmarks/bench_meta_eval.py --mtme /path/to/mt-metrics-eval [--draws 1000] [--slow-draws 100]
