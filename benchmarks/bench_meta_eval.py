@@ -2,8 +2,8 @@
 
 Given a checkout of google-research/mt-metrics-eval (``--mtme PATH``, the folder holding ``mt_metrics_eval/``;
 imported from there by path, never pip-installed: the PyPI name ``mt-metrics-eval`` is not Google's package), both
-compute the same statistics on the same inputs in this one process, in turn (their timed samples alternate), and the numbers are
-asserted equal before any time is printed. Without ``--mtme`` the benchmark is skipped with a message.
+compute the same statistics on the same inputs in this one process, in turn (their timed samples alternate), and
+the numbers are asserted equal before any time is printed. Without ``--mtme`` the benchmark is skipped with a message.
 
 Inputs (computed first, not timed): sentence BLEU ``[systems, segments]`` and corpus BLEU ``[systems]`` of every
 variant against all references of the dataset, with its human scores oriented higher-is-better: WMT21 de-en
@@ -26,8 +26,9 @@ Statistics (each row: every variant, or every pair of variants):
   ``i < j`` as ``ComputeSigMatrix`` calls them, ``AssignRanks``): PERM-BOTH of system-level Pearson, of pairwise
   accuracy, of soft pairwise accuracy, of segment-level (pooled) Pearson, and the pair-swap test of acc_eq; the
   harness runs ``meta_eval.pearson_test`` (the job's PERM-BOTH of Pearson: every draw's sums from one matrix
-  product), ``pairwise_accuracy_test``, ``soft_pairwise_accuracy_test`` and ``acc_eq_pairs_test`` on the same pairs. Early stopping is off on both sides
-  (``block_size = draws``) so both make exactly the same number of draws. Asserted: the values, the order, every
+  product), ``pairwise_accuracy_test``, ``soft_pairwise_accuracy_test`` and ``acc_eq_pairs_test`` on the same
+  pairs. Early stopping is off on both sides (``block_size = draws``) so both make exactly the same number of
+  draws. Asserted: the values, the order, every
   ``delta`` (rel 1e-9) and the number of draws; the p-values are Monte Carlo estimates from different random
   streams (MTME draws from the unseeded global ``np.random``, the harness from ``default_rng(seed)``), so they
   are asserted within sampling error (``|p1 - p2| <= 4 sqrt(2 p (1 - p) / draws) + 2 / draws``) and the largest

@@ -59,9 +59,9 @@ def _shared_server() -> MlflowServer:
 LONGEST_FIRST = ("entry/test_app.py", "text/test_token_ids.py", "entry/test_reliability.py", "test_api.py",
                  "entry/test_shards.py", "sinks/test_mlflow.py", "core/test_nltk_replay.py", "entry/test_history.py",
                  "text/test_tokenizers.py", "job/test_report.py", "tools/test_mlflow_screenshots.py",
-                 "job/test_spec.py", "core/test_significance.py", "entry/test_cli.py", "job/test_analysis.py", "test_runner.py",
-                 "entry/test_compare.py", "core/test_meta_eval.py", "text/test_counting.py", "text/test_pipeline.py",
-                 "job/test_comparison.py", "text/test_native.py")
+                 "job/test_spec.py", "core/test_significance.py", "entry/test_cli.py", "job/test_analysis.py",
+                 "test_runner.py", "entry/test_compare.py", "core/test_meta_eval.py", "text/test_counting.py",
+                 "text/test_pipeline.py", "job/test_comparison.py", "text/test_native.py")
 
 
 def pytest_collection_modifyitems(session, config, items):
