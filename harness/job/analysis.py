@@ -80,6 +80,14 @@ def _additive(variant: Any) -> bool:
     return get_profile(variant.options.profile).additive
 
 
+def _not_additive_note(variant: Any) -> str:
+    """What the report says of a variant that gets no intervals or tests (:func:`_additive`), so that its empty
+    cells are explained where they are read."""
+    return (f"Variant `{variant.name}` (profile {variant.options.profile}) is not a function of summed segment "
+            "statistics, so it has no bootstrap intervals and is left out of every test that resamples or permutes "
+            "corpus scores; its point scores and correlations are shown.")
+
+
 def resample(spec: JobSpec, cells: list[Cell], progress: Any = None
              ) -> tuple[list[Cell], list[SystemComparison], list[Cluster]]:
     """Bootstrap intervals of every score and all-pairs paired bootstrap tests, per reference set x variant."""
@@ -298,7 +306,7 @@ def analyse(spec: JobSpec, inputs: Inputs, statistics: Statistics, experiment: s
     variant_comparisons: list[VariantComparison] = []
     rankings: list[VariantRank] = []
     dropped: list[str] = []
-    notes = list(inputs.warnings)
+    notes = list(inputs.warnings) + [_not_additive_note(v) for v in spec.variants if not _additive(v)]
     if (spec.correlation or spec.paper_protocol) and not inputs.human:
         log.info("no human judgments in this job: no correlations")
     if spec.correlation or spec.paper_protocol:

@@ -257,3 +257,14 @@ def test_corpus_soft_pairwise_accuracy_of_both_subsets_is_the_core_functions(tmp
             want = mtme.soft_pairwise_accuracy_corpus(stack([c.stats for c in cells], opts), score_fn(opts), hseg)
             got = row(result, variant=variant, method="soft_pairwise_accuracy_corpus", include_human=include_human)
             assert got.correlation.value == pytest.approx(want, rel=1e-12, abs=1e-15), (variant, include_human)
+
+
+def test_a_variant_without_intervals_or_tests_is_explained_in_the_notes(tmp_path):
+    root = small(tmp_path / "one")
+    with_nltk = report.render(analysed(tmp_path / "a", root, bleu=("sacrebleu", "nltk")))
+    assert ("- Variant `nltk` (profile nltk) is not a function of summed segment statistics, so it has no bootstrap "
+            "intervals and is left out of every test that resamples or permutes corpus scores") in with_nltk
+    assert "Variant `sacrebleu`" not in with_nltk
+    without = report.render(analysed(tmp_path / "b", root, bleu=("sacrebleu", "char")))
+    assert "is not a function of summed segment statistics" not in without
+
