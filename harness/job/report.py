@@ -116,7 +116,7 @@ def header(result: JobResult) -> str:
     humans = [s.label for s in systems if s.human]
     mt = len(systems) - len(humans)
     refs = list(inputs.refs)
-    lines = [f"# {result.experiment}: {title}", ""]
+    lines = [f"# {result.experiment}: {title}" if title != result.experiment else f"# {title}", ""]
     langs = ""
     if layout is not None and layout.source_lang and layout.target_lang:
         langs = f", {layout.source_lang}->{layout.target_lang}"

@@ -3,6 +3,7 @@ several kinds, sparse judgments, the WMT statistics, the report's facts."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from pathlib import Path
@@ -268,3 +269,8 @@ def test_a_variant_without_intervals_or_tests_is_explained_in_the_notes(tmp_path
     without = report.render(analysed(tmp_path / "b", root, bleu=("sacrebleu", "char")))
     assert "is not a function of summed segment statistics" not in without
 
+
+def test_a_dataset_without_a_title_is_named_once_in_the_heading(tmp_path):
+    result = analysed(tmp_path, small(tmp_path / "one"))  # no meta.json: the title is the folder's name
+    assert report.header(result).startswith("# test: one\n")
+    assert report.header(dataclasses.replace(result, experiment="one")).startswith("# one\n")
