@@ -3,10 +3,11 @@
 The order of what can fail is deliberate: everything that can be checked from the config is checked by the spec;
 the dataset's layout is read, the job's folder is claimed (locked, refused if it is not ours or holds an input),
 then the inputs are read and checked, all before any statistics are computed. Results are written into the
-folder's staging area and published at once (:mod:`harness.job.folder`); MLflow is told last, and if it cannot
-be, the tables are there already and ``tracking_pending.json`` says what is missing. (The MLflow store and the
-experiment may be created earlier, while a child process draws the figures; no run is logged before the folder
-is published.)
+folder's staging area and published at once (:mod:`harness.job.folder`); MLflow is started and told last, and if
+it cannot be, the tables are there already and ``tracking_pending.json`` says what is missing. The figures are
+drawn by a child process forked once the inputs are read: it imports matplotlib while this process computes the
+statistics, and draws (split over two processes) as soon as it gets the result, while this process writes the
+tables.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence, TextIO
+from typing import Any, TextIO
 
 from .errors import TrackingError
 from .job import figures, report
@@ -73,46 +74,25 @@ def write_pairs(result: JobResult, staging: Path) -> list[str]:
     return names
 
 
-def write_outputs(result: JobResult, staging: Path, config_yaml: str, close_fds: Sequence[int] = (),
-                  meanwhile: Callable[[], None] | None = None) -> list[str]:
+def write_outputs(result: JobResult, staging: Path, config_yaml: str, drawing: figures.Drawing | None = None
+                  ) -> list[str]:
     """Tables, config, report and figures into the staging folder; returns the file names. The figures are drawn
-    in a child process (:func:`harness.job.figures.drawn_aside`, which closes ``close_fds``) while this process
-    writes the rest and then runs ``meanwhile``."""
+    by ``drawing`` (:func:`harness.job.figures.drawn_aside`, given the result here) while this process writes
+    the rest; without it, none."""
     spec, inputs = result.spec, result.inputs
     meta = {"config": config_yaml, "experiment": result.experiment, "dataset": result.dataset,
             "signatures": sorted({c.score.signature for c in result.cells}), "inputs_sha256": inputs.input_hashes()}
+    if drawing is not None:
+        drawing.send(result)
     names = []
-    with figures.drawn_aside(result, staging, close_fds) if spec.figures else _no_figures() as drawing:
-        for name, tab in build_tables(result).items():
-            write_table(tab, staging / f"{name}.parquet", meta)
-            names.append(f"{name}.parquet")
-        atomic_write(staging / "config.yaml", config_yaml)
-        names += write_pairs(result, staging)
-        if meanwhile is not None:
-            meanwhile()
-        drawn = drawing()
+    for name, tab in build_tables(result).items():
+        write_table(tab, staging / f"{name}.parquet", meta)
+        names.append(f"{name}.parquet")
+    atomic_write(staging / "config.yaml", config_yaml)
+    names += write_pairs(result, staging)
+    drawn = drawing() if drawing is not None else []
     atomic_write(staging / "report.md", report.render(result, [n for n in drawn if n.endswith(".png")]))
     return names + ["config.yaml", *drawn, "report.md"]
-
-
-@contextlib.contextmanager
-def _no_figures() -> Iterator[Callable[[], list[str]]]:
-    yield list
-
-
-def open_tracking(spec: JobSpec, experiment: str) -> None:
-    """Import MLflow and create the local store and the experiment (a fresh SQLite store takes seconds of
-    migrations), while the figures are drawn. Nothing is logged; any failure is left to :func:`track`, which
-    does this again (at once, when it worked here) and handles it."""
-    try:
-        from .sinks.mlflow import configure_client, prepare_store
-
-        configure_client(spec.tracking_retries, spec.tracking_timeout, spec.verbose)
-        uri = str(spec.tracking_uri)
-        if not uri.startswith(("http://", "https://")):  # a server needs no set-up; an unreachable one, no wait
-            prepare_store(uri, experiment, spec.runs_dir)
-    except Exception:  # noqa: BLE001, S110 - track() repeats this and reports the failure where it is handled
-        pass
 
 
 def run_job(spec: JobSpec, config_yaml: str = "", out: TextIO | None = None) -> Outcome:
@@ -135,17 +115,19 @@ def run_job(spec: JobSpec, config_yaml: str = "", out: TextIO | None = None) -> 
             log.info("%s: %s x %s x %s, %s", experiment, report.plural(len(inputs.systems), "system"),
                      report.plural(len(inputs.refsets), "reference set"), report.plural(len(spec.variants), "variant"),
                      report.plural(inputs.n_segments, "segment"))
-            cache = StatisticsCache(spec.runs_dir / "cache" / "stats", enabled=not spec.force)
-            with progress.phase("statistics", len(blocks(inputs, spec.variants)), "block") as bar:
-                statistics = compute_statistics(inputs, spec.variants, cache, progress=bar)
-            n_groups = len(inputs.refsets) * len(spec.variants) * (1 + len(inputs.human))
-            with progress.phase("resampling and correlations", n_groups, "group") as bar:
-                result = analyse(spec, inputs, statistics, experiment, bar)
-            with progress.phase("tables, report and figures" if spec.figures else "tables and report", 1,
-                                "step") as bar:
-                write_outputs(result, staging, config_yaml, folder.lock_fds(),
-                              (lambda: open_tracking(spec, experiment)) if spec.tracking_uri is not None else None)
-                bar.update(1)
+            with contextlib.ExitStack() as stack:  # the figure drawers get ready meanwhile; an error kills them
+                drawing = (stack.enter_context(figures.drawn_aside(staging, folder.lock_fds())) if spec.figures
+                           else None)
+                cache = StatisticsCache(spec.runs_dir / "cache" / "stats", enabled=not spec.force)
+                with progress.phase("statistics", len(blocks(inputs, spec.variants)), "block") as bar:
+                    statistics = compute_statistics(inputs, spec.variants, cache, progress=bar)
+                n_groups = len(inputs.refsets) * len(spec.variants) * (1 + len(inputs.human))
+                with progress.phase("resampling and correlations", n_groups, "group") as bar:
+                    result = analyse(spec, inputs, statistics, experiment, bar)
+                with progress.phase("tables, report and figures" if spec.figures else "tables and report", 1,
+                                    "step") as bar:
+                    write_outputs(result, staging, config_yaml, drawing)
+                    bar.update(1)
             hashes = inputs.input_hashes()
             job_key = identity_digest(spec, hashes)
             folder.publish(hashes, {"job_key": job_key, "experiment": experiment})
@@ -166,16 +148,20 @@ def run_job(spec: JobSpec, config_yaml: str = "", out: TextIO | None = None) -> 
 def track(result: JobResult, folder: Path, job_key: str, progress: Progress) -> tuple[Any, Any]:
     """Log the published job to MLflow (returns where: :class:`~harness.sinks.mlflow.Logged`); on failure write
     ``tracking_pending.json`` and return the error instead."""
-    from .sinks.mlflow import SMALL_TABLES, build_payload, configure_client, log_job, preview, terminate_on_sigterm
-
     spec = result.spec
     uri = str(spec.tracking_uri)
-    configure_client(spec.tracking_retries, spec.tracking_timeout, spec.verbose)
-    tables = {name: preview(tab) for name, tab in build_tables(result).items() if name in SMALL_TABLES}
-    payload = build_payload(result, job_key, tables)
-    # the published generation's files (what its manifest lists, and the manifest): nothing else in the folder
-    artifacts = {**verified_files(folder), MANIFEST: folder / MANIFEST}
     try:
+        with progress.phase("MLflow start-up", 1, "step") as bar:  # its imports, and a new store's migrations
+            from .sinks.mlflow import (SMALL_TABLES, build_payload, configure_client, log_job, prepare_store, preview,
+                                       terminate_on_sigterm)
+
+            configure_client(spec.tracking_retries, spec.tracking_timeout, spec.verbose)
+            prepare_store(uri, result.experiment, spec.runs_dir)
+            bar.update(1)
+        tables = {name: preview(tab) for name, tab in build_tables(result).items() if name in SMALL_TABLES}
+        payload = build_payload(result, job_key, tables)
+        # the published generation's files (what its manifest lists, and the manifest): nothing else in the folder
+        artifacts = {**verified_files(folder), MANIFEST: folder / MANIFEST}
         with progress.phase("MLflow runs", len(payload.runs), "run") as bar, terminate_on_sigterm():
             logged = log_job(uri, spec.runs_dir, payload, artifacts, bar)
     except TrackingError as exc:

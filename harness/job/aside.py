@@ -1,9 +1,12 @@
 """Work done in a forked child process while the caller goes on (the second core of a job): the figures.
 
-The child runs a function, sends back its JSON-able return value or its traceback, and exits without clean-up
-(``os._exit``); it gets SIGKILL if its parent dies (Linux), so a killed job leaves no process working for it.
-The caller waits for the value (:class:`Aside`, called) or, leaving the block without waiting (an error of its
-own), kills the child. Nothing here knows what the work is; without ``os.fork`` it is done at once, in process.
+The child is forked early and gets ready at once (``prepare``: e.g. the imports the work needs) while the caller
+goes on; it then waits for the work's argument, which the caller sends when it has it (:meth:`Aside.send`,
+pickled through a pipe), runs the work, sends back its JSON-able return value or its traceback, and exits without
+clean-up (``os._exit``). It gets SIGKILL if its parent dies (Linux), so a killed job leaves no process working
+for it. The caller waits for the value (:class:`Aside`, called) or, leaving the block without waiting (an error
+of its own), kills the child. Nothing here knows what the work is; without ``os.fork`` it is done in process,
+when the argument is sent.
 """
 
 from __future__ import annotations
@@ -11,9 +14,13 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import pickle
 import signal
 import traceback
 from typing import Any, Callable, Iterator, Sequence
+
+
+_HEAD = 8  # bytes of the argument's length, sent before it
 
 
 def die_with_parent() -> None:
@@ -24,34 +31,59 @@ def die_with_parent() -> None:
         ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_DEATHSIG
 
 
-def _child(work: Callable[[], Any], write_fd: int, close_fds: Sequence[int]) -> None:
-    """The forked child: run ``work``, send ``{"value": ...}`` or ``{"error": traceback}``, exit."""
+def _child(prepare: Callable[[], None] | None, work: Callable[[Any], Any], arg_fd: int, write_fd: int,
+           close_fds: Sequence[int]) -> None:
+    """The forked child: get ready, read the argument, run ``work``, send ``{"value": ...}`` or
+    ``{"error": traceback}``, exit. A closed argument pipe without an argument (the caller gave up) ends it."""
     code = 1
+    message: dict[str, Any] | None = None
     try:
         die_with_parent()
         for fd in close_fds:  # e.g. the job folder's lock: the child must never hold it
             with contextlib.suppress(OSError):
                 os.close(fd)
-        message = {"value": work()}
-        code = 0
+        if prepare is not None:
+            prepare()
+        with os.fdopen(arg_fd, "rb") as pipe:  # length first: a sibling forked later holds this pipe open too
+            head = pipe.read(_HEAD)
+            data = pipe.read(int.from_bytes(head, "little")) if len(head) == _HEAD else b""
+        if data:
+            message = {"value": work(pickle.loads(data))}
+            code = 0
     except BaseException:  # noqa: BLE001 - everything goes back to the parent, which raises it
         message = {"error": traceback.format_exc()}
     finally:
         with contextlib.suppress(BaseException):
-            data = json.dumps(message).encode()
-            while data:
-                data = data[os.write(write_fd, data):]
+            out = json.dumps(message).encode() if message is not None else b""
+            while out:
+                out = out[os.write(write_fd, out):]
         os._exit(code)
 
 
 class Aside:
-    """Work being done by the child process ``pid``; calling it waits and returns the work's value, or raises
-    :class:`RuntimeError` saying ``what`` failed, with the child's traceback."""
+    """Work being done by the child process ``pid``: :meth:`send` gives it its argument; calling it waits and
+    returns the work's value, or raises :class:`RuntimeError` saying ``what`` failed, with the child's
+    traceback."""
 
-    def __init__(self, pid: int, read_fd: int, what: str) -> None:
-        self.pid, self._fd, self.what = pid, read_fd, what
+    def __init__(self, pid: int, read_fd: int, arg_fd: int, what: str) -> None:
+        self.pid, self._fd, self._arg_fd, self.what = pid, read_fd, arg_fd, what
         self._open, self._reaped, self._done = True, False, False
         self._value: Any = None
+
+    def send(self, arg: Any) -> None:
+        """Give the work its argument (pickled to the child, which has been getting ready meanwhile)."""
+        if self._arg_fd < 0:
+            raise RuntimeError(f"{self.what}: the argument was sent already")
+        blob = pickle.dumps(arg, protocol=pickle.HIGHEST_PROTOCOL)
+        data = memoryview(len(blob).to_bytes(_HEAD, "little") + blob)
+        fd, self._arg_fd = self._arg_fd, -1
+        try:
+            while data:
+                data = data[os.write(fd, data):]
+        except BrokenPipeError:  # the child died getting ready: waiting for it says why
+            pass
+        finally:
+            os.close(fd)
 
     def __call__(self) -> Any:
         if not self._reaped:
@@ -74,6 +106,9 @@ class Aside:
         return self._value
 
     def _close(self) -> None:
+        if self._arg_fd >= 0:  # never sent: the child gets no argument (and is killed by stop())
+            os.close(self._arg_fd)
+            self._arg_fd = -1
         if self._open:
             self._open = False
             os.close(self._fd)
@@ -89,23 +124,44 @@ class Aside:
             self._reaped = True
 
 
+class _InProcess(Aside):
+    """:class:`Aside` without ``os.fork``: the work is done in this process when its argument is sent."""
+
+    def __init__(self, prepare: Callable[[], None] | None, work: Callable[[Any], Any], what: str) -> None:
+        super().__init__(os.getpid(), -1, -1, what)
+        self._open, self._reaped = False, True
+        self._prepare, self._work = prepare, work
+
+    def send(self, arg: Any) -> None:
+        if self._prepare is not None:
+            self._prepare()
+        self._value = self._work(arg)
+
+    def __call__(self) -> Any:
+        return self._value
+
+
 @contextlib.contextmanager
-def aside(work: Callable[[], Any], what: str, close_fds: Sequence[int] = ()) -> Iterator[Callable[[], Any]]:
-    """Run ``work`` in a forked child process while the caller goes on; yields an :class:`Aside`, which, called,
-    waits and returns what ``work`` returned (JSON-able) or raises the child's error as ``"{what} failed: ..."``.
-    Leaving the block without waiting kills the child. ``close_fds`` are closed in the child. Without
-    ``os.fork``, ``work`` runs at once, in this process."""
+def aside(work: Callable[[Any], Any], what: str, close_fds: Sequence[int] = (),
+          prepare: Callable[[], None] | None = None) -> Iterator[Aside]:
+    """Fork a child now that runs ``prepare()`` at once, then ``work(arg)`` once the caller sends ``arg``
+    (:meth:`Aside.send`); yields the :class:`Aside`, which, called, waits and returns what ``work`` returned
+    (JSON-able) or raises the child's error as ``"{what} failed: ..."``. Leaving the block without waiting kills
+    the child. ``close_fds`` are closed in the child. Without ``os.fork``, both run in this process, at
+    :meth:`~Aside.send`."""
     if not hasattr(os, "fork"):
-        value = work()
-        yield lambda: value
+        yield _InProcess(prepare, work, what)
         return
     read_fd, write_fd = os.pipe()
+    arg_read, arg_write = os.pipe()
     pid = os.fork()
     if pid == 0:  # pragma: no cover - the child process (the work itself is tested in process)
         os.close(read_fd)
-        _child(work, write_fd, close_fds)
+        os.close(arg_write)
+        _child(prepare, work, arg_read, write_fd, close_fds)
     os.close(write_fd)
-    running = Aside(pid, read_fd, what)
+    os.close(arg_read)
+    running = Aside(pid, read_fd, arg_write, what)
     try:
         yield running
     finally:

@@ -8,8 +8,9 @@
 - ``blocks`` (paper protocol): mean block BLEU +- one standard deviation per system.
 
 Colours are the Okabe-Ito palette (distinct for colour-blind readers); legends sit outside the data.
-matplotlib is imported lazily (Agg backend: no display needed). :func:`drawn_aside` draws them in forked child
-processes, so that a job does its other work meanwhile (they take seconds and need nothing else the job makes).
+matplotlib is imported lazily (Agg backend: no display needed). :func:`drawn_aside` draws them in a child process
+forked before the job has its result: it imports matplotlib meanwhile and, once sent the result, draws the
+figures (split over two processes) while the job writes its tables.
 """
 
 from __future__ import annotations
@@ -44,9 +45,9 @@ def pyplot() -> Any:
 
 
 def _freeze_layout(fig: Any) -> Any:
-    """Lay the figure out once (constrained layout, one draw) and keep that layout for every later draw; returns
-    the renderer, for placing labels in the final display coordinates."""
-    fig.canvas.draw()
+    """Lay the figure out once (constrained layout, without rendering pixels) and keep that layout for every later
+    draw; returns the renderer, for placing labels in the final display coordinates."""
+    fig.draw_without_rendering()
     fig.set_layout_engine("none")
     return fig.canvas.get_renderer()
 
@@ -269,29 +270,51 @@ def _draw_share(result: JobResult, folder: Path, share: int, shares: int) -> lis
     return [fig(folder) for fig in _figures(result)[share::shares]]
 
 
-@contextlib.contextmanager
-def drawn_aside(result: JobResult, folder: Path, close_fds: Sequence[int] = ()) -> Iterator[Drawing]:
-    """Draw every figure of the job into ``folder`` in forked child processes while the caller goes on
-    (:func:`harness.job.aside.aside`; two children, each every second figure, when the machine has two cores and
-    the job two figures or more: a figure takes a second or two, mostly rendering). The block's value, called,
-    waits and returns the file names (as :func:`draw`) or raises a child's error; leaving the block without
-    waiting kills the children. ``close_fds`` are closed in the children."""
-    shares = 2 if (os.cpu_count() or 1) >= 2 and len(_figures(result)) >= 2 else 1
+def warm_up() -> None:
+    """What drawing needs before it has anything to draw: pyplot, both writers, the PDF font subsetter and the
+    font (imports and look-ups; drawing a figure ahead would save little more)."""
+    pyplot()
+    import fontTools.subset  # noqa: F401 - the PDF writer's, imported when the first PDF is saved
+    import matplotlib.backends.backend_agg  # noqa: F401
+    import matplotlib.backends.backend_pdf  # noqa: F401
+    from matplotlib import font_manager
+
+    font_manager.findfont(font_manager.FontProperties())
+
+
+def _draw_split(result: JobResult, folder: Path) -> list[str]:
+    """Every figure, drawn by this process and, on two cores with two figures or more, a copy of it forked now
+    (warm: nothing to import again), each every second figure; the file names in the order of :func:`draw`."""
+    shares = min(2 if (os.cpu_count() or 1) >= 2 else 1, len(_figures(result))) or 1
     with contextlib.ExitStack() as stack:
-        children = [stack.enter_context(aside(partial(_draw_share, result, folder, k, shares), "drawing the figures",
-                                              close_fds)) for k in range(shares)]
-        yield Drawing(children)
+        others = [stack.enter_context(aside(lambda _, k=k: _draw_share(result, folder, k, shares),
+                                            "drawing the figures")) for k in range(1, shares)]
+        for other in others:
+            other.send(None)
+        parts = [_draw_share(result, folder, 0, shares), *(other() for other in others)]
+    return [name for k in range(sum(len(p) for p in parts)) for name in parts[k % shares][k // shares]]
+
+
+@contextlib.contextmanager
+def drawn_aside(folder: Path, close_fds: Sequence[int] = ()) -> Iterator[Drawing]:
+    """A forked child process that gets ready to draw at once (:func:`warm_up`, while the caller computes the
+    result), and draws every figure of the result it is sent (:meth:`Drawing.send`) into ``folder`` while the
+    caller goes on (:func:`harness.job.aside.aside`; the figures split over two processes, see
+    :func:`_draw_split`). The block's value, called, waits and returns the file names (as :func:`draw`) or raises
+    the child's error; leaving the block without waiting kills the child. ``close_fds`` are closed in the child."""
+    with aside(partial(_draw_split, folder=folder), "drawing the figures", close_fds, prepare=warm_up) as child:
+        yield Drawing(child)
 
 
 class Drawing:
-    """The children drawing the figures (:attr:`pids`); calling it waits for all and returns the file names in
-    the order of :func:`draw`."""
+    """The child drawing the figures (:attr:`pid`): :meth:`send` gives it the result; calling it waits and
+    returns the file names in the order of :func:`draw`."""
 
-    def __init__(self, children: Sequence[Aside]) -> None:
-        self.children = list(children)
-        self.pids = [c.pid for c in self.children]
+    def __init__(self, child: Aside) -> None:
+        self.child, self.pid = child, child.pid
+
+    def send(self, result: JobResult) -> None:
+        self.child.send(result)
 
     def __call__(self) -> list[str]:
-        shares = [c() for c in self.children]  # every child waited for, in order; the first error is raised
-        n = len(shares)
-        return [name for k in range(sum(len(s) for s in shares)) for name in shares[k % n][k // n]]
+        return list(self.child())

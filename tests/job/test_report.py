@@ -60,16 +60,16 @@ def test_figures_for_a_paper(paper):
 
 
 def test_figures_drawn_aside_are_the_figures_drawn_here(paper, tmp_path):
-    """Two forked children (two cores), each every second figure, draw the same files (PNG bytes equal) and
-    return their names in the same order; the parent goes on meanwhile."""
+    """A forked child, warmed up before it has the result (matplotlib imported, a figure drawn to memory), draws
+    the same files (PNG bytes equal) and returns their names in the same order; the parent goes on meanwhile."""
     result, _ = paper
     here, aside = tmp_path / "here", tmp_path / "aside"
     here.mkdir()
     aside.mkdir()
     names = figures.draw(result, here)
     assert len(names) == 2 * 3  # BLEU per system, BLEU vs MQM, the blocks: PNG and PDF each
-    with figures.drawn_aside(result, aside) as wait:
-        assert len(set(wait.pids)) == (2 if (os.cpu_count() or 1) >= 2 else 1)
+    with figures.drawn_aside(aside) as wait:
+        wait.send(result)
         assert wait() == names and wait() == names
     assert sorted(p.name for p in aside.iterdir()) == sorted(names)
     for name in names:
@@ -84,6 +84,21 @@ def _alive(pid: int) -> bool:
         return False
 
 
+def test_two_processes_draw_every_second_figure_each(paper, tmp_path, monkeypatch):
+    """On two cores the warm child forks a copy of itself once it has the result: figures 0 and 2 are drawn by
+    one process, figure 1 by another; the names come back in the order of the figures."""
+    result, _ = paper
+    monkeypatch.setattr(figures, "_draw_share", lambda result, folder, share, shares: [
+        [f"{k}:{os.getpid()}"] for k in range(3)[share::shares]])
+    with figures.drawn_aside(tmp_path) as wait:
+        wait.send(result)
+        drawn = [name.split(":") for name in wait()]
+    assert [k for k, _ in drawn] == ["0", "1", "2"]
+    pids = [pid for _, pid in drawn]
+    assert pids[0] == pids[2] == str(wait.pid) and str(os.getpid()) not in pids
+    assert (pids[1] != pids[0]) == ((os.cpu_count() or 1) >= 2)
+
+
 def test_a_failing_child_is_an_error_naming_its_cause(paper, tmp_path, monkeypatch):
     result, _ = paper
 
@@ -91,8 +106,9 @@ def test_a_failing_child_is_an_error_naming_its_cause(paper, tmp_path, monkeypat
         raise ValueError("no such colour")
 
     monkeypatch.setattr(figures, "_draw_share", broken)  # the children inherit it
-    with figures.drawn_aside(result, tmp_path) as wait:
-        pids = wait.pids
+    with figures.drawn_aside(tmp_path) as wait:
+        pids = [wait.pid]
+        wait.send(result)
         with pytest.raises(RuntimeError, match=r"^drawing the figures failed: ValueError: no such colour\n"):
             wait()
         with pytest.raises(RuntimeError, match="see the first error"):
@@ -100,33 +116,78 @@ def test_a_failing_child_is_an_error_naming_its_cause(paper, tmp_path, monkeypat
     assert not any(_alive(pid) for pid in pids)
 
 
+def test_the_children_get_ready_before_the_result_and_a_failed_warm_up_is_the_error(paper, tmp_path, monkeypatch):
+    """The children warm up at once, before anything is sent (the parent computes the result meanwhile); an
+    error while warming up is raised when the parent waits, naming its cause, and sending to a child that died
+    warming up is not an error of its own."""
+    result, _ = paper
+    ready = tmp_path / "ready"
+    ready.mkdir()
+    monkeypatch.setattr(figures, "warm_up", lambda: (ready / str(os.getpid())).touch())
+    with figures.drawn_aside(tmp_path / "out") as wait:
+        for _ in range(6000):
+            if (ready / str(wait.pid)).exists():
+                break
+            time.sleep(0.01)
+        assert (ready / str(wait.pid)).exists()  # nothing sent yet
+        assert _alive(wait.pid)  # and the child waits for it
+
+    def broken() -> None:
+        raise ImportError("no module named 'matplotlib'")
+
+    monkeypatch.setattr(figures, "warm_up", broken)
+    with figures.drawn_aside(tmp_path / "out") as wait:
+        time.sleep(0.2)  # the child has likely died by now: sending is still quiet
+        wait.send(result)
+        with pytest.raises(RuntimeError, match=r"^drawing the figures failed: ImportError: no module named"):
+            wait()
+
+
+def _gone(pid: int) -> bool:
+    """Process ``pid`` (not necessarily our child) has ended: no such process, or a zombie."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(") ")[1].startswith("Z")
+    except (OSError, IndexError):
+        return True
+
+
 def test_the_child_lets_the_folder_lock_go_and_dies_with_the_block(paper, tmp_path, monkeypatch):
     """The child closes the lock's descriptor (the folder is free once the parent releases it, though the child
-    still runs), and leaving the block by an error kills and reaps the child at once."""
+    and its copy drawing the other figures still run), and leaving the block by an error kills and reaps the
+    child at once; its copy dies with it (Linux)."""
     result, _ = paper
     lock = tmp_path / ".lock"
     fd = os.open(lock, os.O_RDWR | os.O_CREAT)
     fcntl.flock(fd, fcntl.LOCK_EX)
     started = tmp_path / "started"
     monkeypatch.setattr(figures, "_draw_share", lambda result, folder, share, shares: (
-        (started / str(share)).touch() or time.sleep(60) or []))
+        (started / str(share)).write_text(str(os.getpid())) or time.sleep(60) or []))
     started.mkdir()
+    drawers = 2 if (os.cpu_count() or 1) >= 2 else 1
     with pytest.raises(KeyError):
-        with figures.drawn_aside(result, tmp_path, close_fds=[fd]) as wait:
-            pids = wait.pids
-            for _ in range(6000):  # the children close their copies of fd before they draw
-                if len(list(started.iterdir())) == len(pids):
+        with figures.drawn_aside(tmp_path, close_fds=[fd]) as wait:
+            pids = [wait.pid]
+            wait.send(result)
+            for _ in range(6000):  # the processes close their copies of fd before they draw
+                if len([p for p in started.iterdir() if p.read_text()]) == drawers:
                     break
                 time.sleep(0.01)
+            copies = [int(p.read_text()) for p in started.iterdir() if int(p.read_text()) != wait.pid]
+            assert len(copies) == drawers - 1
             os.close(fd)  # the parent lets go: no copy may keep the lock
             other = os.open(lock, os.O_RDWR)
             try:
                 fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)
             finally:
                 os.close(other)
-            assert all(_alive(pid) for pid in pids)
+            assert all(_alive(pid) for pid in pids) and not any(_gone(pid) for pid in copies)
             raise KeyError("the job failed")
     assert not any(_alive(pid) for pid in pids)
+    for _ in range(500):  # the copy gets SIGKILL when the child dies, asynchronously
+        if all(_gone(pid) for pid in copies):
+            break
+        time.sleep(0.01)
+    assert all(_gone(pid) for pid in copies)
 
 
 def _small_job(root, tmp_path):
