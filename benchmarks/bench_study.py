@@ -347,11 +347,12 @@ PHASES = [
     ("harness.job.analysis", "segment_level", "segment level (+ bootstrap CIs)", 2),
     ("harness.job.analysis", "wmt_statistics", "WMT statistics (pairwise acc., soft pairwise acc., acc_eq)", 1),
     ("harness.job.analysis", "compare_variants", "variants compared (paired bootstrap of Pearson r)", 1),
-    ("harness.runner", "write_outputs", "tables, report and figures (figures drawn by child processes)", 0),
-    ("harness.job.aside", "Aside.__call__", "waiting for the figures after the tables", 1),
-    ("harness.runner", "track", "MLflow start-up, runs and artifacts", 0),
-    ("harness.sinks.mlflow", "prepare_store", "store + experiment (a new SQLite store: a copy of the cached "
-     "template)", 1),
+    ("harness.runner", "write_tables", "tables (meanwhile a child process draws the figures)", 0),
+    ("harness.runner", "start_tracking", "MLflow start-up: store + experiment (a new SQLite store: a copy of the "
+     "cached template), while the figures are drawn", 0),
+    ("harness.runner", "write_report", "figures and report", 0),
+    ("harness.job.aside", "Aside.__call__", "waiting for the figures", 1),
+    ("harness.runner", "track", "MLflow runs and artifacts", 0),
     ("harness.sinks.mlflow", "_log_runs", "nested runs (into SQLite: one transaction)", 1),
     ("harness.sinks.mlflow", "_log_artifacts", "artifacts", 1),
 ]

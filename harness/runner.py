@@ -3,11 +3,11 @@
 The order of what can fail is deliberate: everything that can be checked from the config is checked by the spec;
 the dataset's layout is read, the job's folder is claimed (locked, refused if it is not ours or holds an input),
 then the inputs are read and checked, all before any statistics are computed. Results are written into the
-folder's staging area and published at once (:mod:`harness.job.folder`); MLflow is started and told last, and if
-it cannot be, the tables are there already and ``tracking_pending.json`` says what is missing. The figures are
-drawn by a child process forked once the inputs are read: it imports matplotlib while this process computes the
-statistics, and draws (split over two processes) as soon as it gets the result, while this process writes the
-tables.
+folder's staging area and published at once (:mod:`harness.job.folder`); MLflow is told last, and if it cannot
+be, the tables are there already and ``tracking_pending.json`` says what is missing. The figures are drawn by a
+child process forked once the inputs are read: it imports matplotlib while this process computes the statistics,
+and draws (split over two processes) as soon as it gets the result, while this process writes the tables and
+starts MLflow (its imports, the store and the experiment; no run is logged before the folder is published).
 """
 
 from __future__ import annotations
@@ -74,12 +74,12 @@ def write_pairs(result: JobResult, staging: Path) -> list[str]:
     return names
 
 
-def write_outputs(result: JobResult, staging: Path, config_yaml: str, drawing: figures.Drawing | None = None
-                  ) -> list[str]:
-    """Tables, config, report and figures into the staging folder; returns the file names. The figures are drawn
-    by ``drawing`` (:func:`harness.job.figures.drawn_aside`, given the result here) while this process writes
-    the rest; without it, none."""
-    spec, inputs = result.spec, result.inputs
+def write_tables(result: JobResult, staging: Path, config_yaml: str, drawing: figures.Drawing | None = None
+                 ) -> list[str]:
+    """The tables, the config and the pages of compared pairs into the staging folder; returns the file names.
+    ``drawing`` (:func:`harness.job.figures.drawn_aside`) is sent the result first and draws the figures
+    meanwhile."""
+    inputs = result.inputs
     meta = {"config": config_yaml, "experiment": result.experiment, "dataset": result.dataset,
             "signatures": sorted({c.score.signature for c in result.cells}), "inputs_sha256": inputs.input_hashes()}
     if drawing is not None:
@@ -89,10 +89,28 @@ def write_outputs(result: JobResult, staging: Path, config_yaml: str, drawing: f
         write_table(tab, staging / f"{name}.parquet", meta)
         names.append(f"{name}.parquet")
     atomic_write(staging / "config.yaml", config_yaml)
-    names += write_pairs(result, staging)
+    return names + ["config.yaml", *write_pairs(result, staging)]
+
+
+def write_report(result: JobResult, staging: Path, drawing: figures.Drawing | None = None) -> list[str]:
+    """The figures ``drawing`` drew (waited for) and ``report.md``, which shows them; returns the file names."""
     drawn = drawing() if drawing is not None else []
     atomic_write(staging / "report.md", report.render(result, [n for n in drawn if n.endswith(".png")]))
-    return names + ["config.yaml", *drawn, "report.md"]
+    return [*drawn, "report.md"]
+
+
+def start_tracking(spec: JobSpec, experiment: str) -> TrackingError | None:
+    """MLflow's start-up: its imports, the client's settings, the store and the experiment (created if new; a new
+    SQLite store is a copy of a migrated template). No run is logged here; a failure is returned, for
+    :func:`track` to record."""
+    from .sinks.mlflow import configure_client, prepare_store
+
+    configure_client(spec.tracking_retries, spec.tracking_timeout, spec.verbose)
+    try:
+        prepare_store(str(spec.tracking_uri), experiment, spec.runs_dir)
+    except TrackingError as exc:
+        return exc
+    return None
 
 
 def run_job(spec: JobSpec, config_yaml: str = "", out: TextIO | None = None) -> Outcome:
@@ -115,6 +133,7 @@ def run_job(spec: JobSpec, config_yaml: str = "", out: TextIO | None = None) -> 
             log.info("%s: %s x %s x %s, %s", experiment, report.plural(len(inputs.systems), "system"),
                      report.plural(len(inputs.refsets), "reference set"), report.plural(len(spec.variants), "variant"),
                      report.plural(inputs.n_segments, "segment"))
+            startup_error = None
             with contextlib.ExitStack() as stack:  # the figure drawers get ready meanwhile; an error kills them
                 drawing = (stack.enter_context(figures.drawn_aside(staging, folder.lock_fds())) if spec.figures
                            else None)
@@ -124,9 +143,15 @@ def run_job(spec: JobSpec, config_yaml: str = "", out: TextIO | None = None) -> 
                 n_groups = len(inputs.refsets) * len(spec.variants) * (1 + len(inputs.human))
                 with progress.phase("resampling and correlations", n_groups, "group") as bar:
                     result = analyse(spec, inputs, statistics, experiment, bar)
-                with progress.phase("tables, report and figures" if spec.figures else "tables and report", 1,
-                                    "step") as bar:
-                    write_outputs(result, staging, config_yaml, drawing)
+                with progress.phase("tables", 1, "step") as bar:
+                    write_tables(result, staging, config_yaml, drawing)
+                    bar.update(1)
+                if spec.tracking_uri is not None:  # while the figures are drawn
+                    with progress.phase("MLflow start-up", 1, "step") as bar:
+                        startup_error = start_tracking(spec, experiment)
+                        bar.update(1)
+                with progress.phase("figures and report" if spec.figures else "report", 1, "step") as bar:
+                    write_report(result, staging, drawing)
                     bar.update(1)
             hashes = inputs.input_hashes()
             job_key = identity_digest(spec, hashes)
@@ -138,26 +163,24 @@ def run_job(spec: JobSpec, config_yaml: str = "", out: TextIO | None = None) -> 
             raise
         logged, tracking_error = None, None
         if spec.tracking_uri is not None:
-            logged, tracking_error = track(result, folder.path, job_key, progress)
+            logged, tracking_error = track(result, folder.path, job_key, progress, startup_error)
     outcome = Outcome(result, folder.path, None if logged is None else logged.parent_id, tracking_error,
                       time.perf_counter() - started, None if logged is None else logged.experiment_id)
     print_summary(outcome, out)
     return outcome
 
 
-def track(result: JobResult, folder: Path, job_key: str, progress: Progress) -> tuple[Any, Any]:
-    """Log the published job to MLflow (returns where: :class:`~harness.sinks.mlflow.Logged`); on failure write
-    ``tracking_pending.json`` and return the error instead."""
+def track(result: JobResult, folder: Path, job_key: str, progress: Progress,
+          startup_error: TrackingError | None = None) -> tuple[Any, Any]:
+    """Log the published job to MLflow (returns where: :class:`~harness.sinks.mlflow.Logged`); on failure (or
+    ``startup_error``, :func:`start_tracking`'s) write ``tracking_pending.json`` and return the error instead."""
+    from .sinks.mlflow import SMALL_TABLES, build_payload, log_job, preview, terminate_on_sigterm
+
     spec = result.spec
     uri = str(spec.tracking_uri)
     try:
-        with progress.phase("MLflow start-up", 1, "step") as bar:  # its imports, and a new store's migrations
-            from .sinks.mlflow import (SMALL_TABLES, build_payload, configure_client, log_job, prepare_store, preview,
-                                       terminate_on_sigterm)
-
-            configure_client(spec.tracking_retries, spec.tracking_timeout, spec.verbose)
-            prepare_store(uri, result.experiment, spec.runs_dir)
-            bar.update(1)
+        if startup_error is not None:
+            raise startup_error
         tables = {name: preview(tab) for name, tab in build_tables(result).items() if name in SMALL_TABLES}
         payload = build_payload(result, job_key, tables)
         # the published generation's files (what its manifest lists, and the manifest): nothing else in the folder
