@@ -103,13 +103,15 @@ def start_tracking(spec: JobSpec, experiment: str) -> TrackingError | None:
     """MLflow's start-up: its imports, the client's settings, the store and the experiment (created if new; a new
     SQLite store is a copy of a migrated template). No run is logged here; a failure is returned, for
     :func:`track` to record."""
-    from .sinks.mlflow import configure_client, prepare_store
-
-    configure_client(spec.tracking_retries, spec.tracking_timeout, spec.verbose)
     try:
+        from .sinks.mlflow import configure_client, prepare_store
+
+        configure_client(spec.tracking_retries, spec.tracking_timeout, spec.verbose)
         prepare_store(str(spec.tracking_uri), experiment, spec.runs_dir)
     except TrackingError as exc:
         return exc
+    except Exception as exc:  # noqa: BLE001 - a broken MLflow install must not cost the job its tables
+        return TrackingError(f"MLflow could not be started ({type(exc).__name__}: {exc})")
     return None
 
 
@@ -174,13 +176,13 @@ def track(result: JobResult, folder: Path, job_key: str, progress: Progress,
           startup_error: TrackingError | None = None) -> tuple[Any, Any]:
     """Log the published job to MLflow (returns where: :class:`~harness.sinks.mlflow.Logged`); on failure (or
     ``startup_error``, :func:`start_tracking`'s) write ``tracking_pending.json`` and return the error instead."""
-    from .sinks.mlflow import SMALL_TABLES, build_payload, log_job, preview, terminate_on_sigterm
-
     spec = result.spec
     uri = str(spec.tracking_uri)
     try:
         if startup_error is not None:
             raise startup_error
+        from .sinks.mlflow import SMALL_TABLES, build_payload, log_job, preview, terminate_on_sigterm
+
         tables = {name: preview(tab) for name, tab in build_tables(result).items() if name in SMALL_TABLES}
         payload = build_payload(result, job_key, tables)
         # the published generation's files (what its manifest lists, and the manifest): nothing else in the folder

@@ -221,6 +221,27 @@ def test_unusable_tracking_store_keeps_the_tables(tmp_path, small_dataset):
     assert "system_scores.parquet" in verified_files(outcome.folder)
 
 
+def test_an_mlflow_that_fails_to_start_keeps_the_tables_and_is_tried_once(tmp_path, small_dataset, monkeypatch):
+    """MLflow starts while the figures are drawn, before the folder is published: any failure there (here an
+    error no store would raise) is recorded after publishing, the same way as a store that cannot be used, and
+    the start is not tried again."""
+    import harness.sinks.mlflow as sink
+
+    calls = []
+
+    def broken(*args, **kwargs):
+        calls.append(args)
+        raise RuntimeError("mlflow is broken")
+
+    monkeypatch.setattr(sink, "prepare_store", broken)
+    outcome, _ = run(tmp_path, small_dataset, tracking=True, figures=True)
+    assert len(calls) == 1
+    assert str(outcome.tracking_error) == "MLflow could not be started (RuntimeError: mlflow is broken)"
+    pending = json.loads((outcome.folder / "tracking_pending.json").read_text())
+    assert pending["error"] == str(outcome.tracking_error)
+    assert {"system_scores.parquet", "report.md", "bleu_by_system.png"} <= set(verified_files(outcome.folder))
+
+
 def test_compare_pairs_in_a_job(tmp_path, small_dataset):
     """``compare=[[A, B], ...]``: each pair's page and tables are published with the job (manifest), named in the
     report; the headline test is the job's own paired test of the pair (same p-value); a human translation that
