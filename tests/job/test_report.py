@@ -84,6 +84,23 @@ def _alive(pid: int) -> bool:
         return False
 
 
+def test_without_fork_the_figures_are_drawn_in_process_when_sent(paper, tmp_path, monkeypatch):
+    """Where ``os.fork`` does not exist, the same block warms up and draws in this process, when sent the result
+    (nothing before), and returns the same names."""
+    result, _ = paper
+    here = tmp_path / "here"
+    here.mkdir()
+    names = figures.draw(result, here)
+    monkeypatch.delattr(os, "fork")
+    warmed = []
+    monkeypatch.setattr(figures, "warm_up", lambda: warmed.append(True))
+    with figures.drawn_aside(tmp_path) as wait:
+        assert wait.pid == os.getpid() and not warmed and not list(tmp_path.glob("*.png"))
+        wait.send(result)
+        assert warmed == [True] and wait() == names
+    assert sorted(p.name for p in tmp_path.iterdir() if p.is_file()) == sorted(names)
+
+
 def test_two_processes_draw_every_second_figure_each(paper, tmp_path, monkeypatch):
     """On two cores the warm child forks a copy of itself once it has the result: figures 0 and 2 are drawn by
     one process, figure 1 by another; the names come back in the order of the figures."""
