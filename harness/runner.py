@@ -24,6 +24,7 @@ from typing import Any, TextIO
 from .errors import TrackingError
 from .job import figures, report
 from .job.analysis import analyse
+from .job.aside import Aside
 from .job.dataset import refset_name
 from .job.files import atomic_write
 from .job.folder import MANIFEST, PENDING, JobFolder, verified_files
@@ -62,41 +63,33 @@ def _explicit_inputs(spec: JobSpec) -> list[Path]:
     return out
 
 
-def write_pairs(result: JobResult, staging: Path) -> list[str]:
+def write_pairs(result: JobResult, staging: Path) -> None:
     """``compare=[[A, B], ...]``: each pair's page and tables into ``compare/`` of the staging folder."""
     from .job.comparison import page_name
     from .sinks.pages import write_comparison
 
-    names = []
     for pair in result.pairs:
-        files = write_comparison(pair, staging / report.PAIRS_FOLDER / page_name(pair.a.label, pair.b.label))
-        names += [f"{report.PAIRS_FOLDER}/{p.name}" for p in files.values()]
-    return names
+        write_comparison(pair, staging / report.PAIRS_FOLDER / page_name(pair.a.label, pair.b.label))
 
 
-def write_tables(result: JobResult, staging: Path, config_yaml: str, drawing: figures.Drawing | None = None
-                 ) -> list[str]:
-    """The tables, the config and the pages of compared pairs into the staging folder; returns the file names.
-    ``drawing`` (:func:`harness.job.figures.drawn_aside`) is sent the result first and draws the figures
-    meanwhile."""
+def write_tables(result: JobResult, staging: Path, config_yaml: str, drawing: Aside | None = None) -> None:
+    """The tables, the config and the pages of compared pairs into the staging folder. ``drawing``
+    (:func:`harness.job.figures.drawn_aside`) is sent the result first and draws the figures meanwhile."""
     inputs = result.inputs
     meta = {"config": config_yaml, "experiment": result.experiment, "dataset": result.dataset,
             "signatures": sorted({c.score.signature for c in result.cells}), "inputs_sha256": inputs.input_hashes()}
     if drawing is not None:
         drawing.send(result)
-    names = []
     for name, tab in build_tables(result).items():
         write_table(tab, staging / f"{name}.parquet", meta)
-        names.append(f"{name}.parquet")
     atomic_write(staging / "config.yaml", config_yaml)
-    return names + ["config.yaml", *write_pairs(result, staging)]
+    write_pairs(result, staging)
 
 
-def write_report(result: JobResult, staging: Path, drawing: figures.Drawing | None = None) -> list[str]:
-    """The figures ``drawing`` drew (waited for) and ``report.md``, which shows them; returns the file names."""
+def write_report(result: JobResult, staging: Path, drawing: Aside | None = None) -> None:
+    """``report.md``, showing the figures ``drawing`` drew (waited for here)."""
     drawn = drawing() if drawing is not None else []
     atomic_write(staging / "report.md", report.render(result, [n for n in drawn if n.endswith(".png")]))
-    return [*drawn, "report.md"]
 
 
 def start_tracking(spec: JobSpec, experiment: str) -> TrackingError | None:
@@ -136,7 +129,7 @@ def run_job(spec: JobSpec, config_yaml: str = "", out: TextIO | None = None) -> 
                      report.plural(len(inputs.refsets), "reference set"), report.plural(len(spec.variants), "variant"),
                      report.plural(inputs.n_segments, "segment"))
             startup_error = None
-            with contextlib.ExitStack() as stack:  # the figure drawers get ready meanwhile; an error kills them
+            with contextlib.ExitStack() as stack:  # the figure drawer gets ready meanwhile; an error kills it
                 drawing = (stack.enter_context(figures.drawn_aside(staging, folder.lock_fds())) if spec.figures
                            else None)
                 cache = StatisticsCache(spec.runs_dir / "cache" / "stats", enabled=not spec.force)

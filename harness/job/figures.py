@@ -296,25 +296,12 @@ def _draw_split(result: JobResult, folder: Path) -> list[str]:
 
 
 @contextlib.contextmanager
-def drawn_aside(folder: Path, close_fds: Sequence[int] = ()) -> Iterator[Drawing]:
+def drawn_aside(folder: Path, close_fds: Sequence[int] = ()) -> Iterator[Aside]:
     """A forked child process that gets ready to draw at once (:func:`warm_up`, while the caller computes the
-    result), and draws every figure of the result it is sent (:meth:`Drawing.send`) into ``folder`` while the
-    caller goes on (:func:`harness.job.aside.aside`; the figures split over two processes, see
-    :func:`_draw_split`). The block's value, called, waits and returns the file names (as :func:`draw`) or raises
-    the child's error; leaving the block without waiting kills the child. ``close_fds`` are closed in the child."""
+    result), and draws every figure of the result it is sent (:meth:`~harness.job.aside.Aside.send`) into
+    ``folder`` while the caller goes on (:func:`harness.job.aside.aside`; the figures split over two processes,
+    see :func:`_draw_split`). The block's value (its :attr:`~harness.job.aside.Aside.pid` the child's), called,
+    waits and returns the file names (as :func:`draw`) or raises the child's error; leaving the block without
+    waiting kills the child. ``close_fds`` are closed in the child."""
     with aside(partial(_draw_split, folder=folder), "drawing the figures", close_fds, prepare=warm_up) as child:
-        yield Drawing(child)
-
-
-class Drawing:
-    """The child drawing the figures (:attr:`pid`): :meth:`send` gives it the result; calling it waits and
-    returns the file names in the order of :func:`draw`."""
-
-    def __init__(self, child: Aside) -> None:
-        self.child, self.pid = child, child.pid
-
-    def send(self, result: JobResult) -> None:
-        self.child.send(result)
-
-    def __call__(self) -> list[str]:
-        return list(self.child())
+        yield child
