@@ -5,7 +5,8 @@ One ``mlflow server`` serves the whole test session, however many xdist workers 
 start (two processes importing mlflow's server), so the first worker that collects a test needing it starts it in
 the background (:func:`pytest_collection_modifyitems`), every worker attaches to it through a folder shared by the
 session (``HARNESS_TEST_SHARED``, made by the controlling process), and the controlling process stops it at the
-end (:func:`pytest_unconfigure`).
+end (:func:`pytest_unconfigure`). On a fresh clone the controlling process also compiles the kernels in a process of
+its own while the workers collect (:func:`_compile_kernels_aside`).
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -25,6 +28,27 @@ from support import SHARED, MlflowServer, dataset_dirs, once_per_session, read_l
 def pytest_configure(config):
     if not hasattr(config, "workerinput"):  # the controlling process (or a run without xdist)
         os.environ[SHARED] = tempfile.mkdtemp(prefix="harness-tests-")
+        config.stash[KERNELS_ASIDE] = _compile_kernels_aside()
+
+
+#: The process compiling the kernels while the workers collect the tests (None: nothing to compile).
+KERNELS_ASIDE = pytest.StashKey["subprocess.Popen | None"]()
+
+
+def _compile_kernels_aside() -> subprocess.Popen | None:
+    """On a machine without the kernels' object code (a fresh clone: CI), compile every set of them in a process
+    of its own, started now, while the workers collect the tests: otherwise the first worker to need them compiles
+    them (about 5 CPU s for the text kernels, 2.5 s for the others) while the other worker waits for it, one core
+    idle. Nothing here is required: a test that needs the kernels first takes the compile lock like any process,
+    and waits for this one or compiles them itself."""
+    from harness.text import native
+
+    if native.cache_files():
+        return None
+    code = ("from harness import native\nfrom harness.text.native import TEXT\n"
+            "from harness.core.correlation import KENDALL\nfrom harness.core.meta_eval import KERNELS\n"
+            "for kset in (TEXT, KENDALL, KERNELS):\n    native.kernels(kset)\n")
+    return subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
 def pytest_unconfigure(config):
@@ -33,6 +57,9 @@ def pytest_unconfigure(config):
     skip_last_collection()
     if hasattr(config, "workerinput") or SHARED not in os.environ:
         return
+    aside = config.stash.get(KERNELS_ASIDE, None)
+    if aside is not None:
+        aside.wait()
     shared = Path(os.environ.pop(SHARED))
     info = shared / "mlflow_server.json"
     if info.exists():
@@ -73,6 +100,18 @@ def pytest_collection_modifyitems(session, config, items):
     items.sort(key=lambda item: rank.get(Path(item.path).resolve(), len(rank)))  # stable: the rest keep their order
     if SHARED in os.environ and any("mlflow_server" in getattr(item, "fixturenames", ()) for item in items):
         _shared_server()  # start it now; the tests that need it wait for it to answer
+
+
+@pytest.fixture(scope="module")
+def text_kernels():
+    """The compiled text kernels; the module's tests are skipped without them. Asked for when the module's first
+    test starts, not at collection: they may still be compiling (:func:`_compile_kernels_aside`)."""
+    from harness.text import native
+
+    kern = native.kernels()
+    if kern is None:
+        pytest.skip("compiled kernels unavailable")
+    return kern
 
 
 @pytest.fixture(scope="session")

@@ -18,7 +18,7 @@ from harness.text import native, token_ids
 from harness.text.native import TEXT
 from harness.text.counting import count_numpy, encode_hypotheses, encode_references
 
-pytestmark = pytest.mark.skipif(native.kernels() is None, reason="compiled kernels unavailable")
+pytestmark = pytest.mark.usefixtures("text_kernels")  # skipped without them
 
 
 def cached() -> tuple[bytes, dict]:

@@ -27,7 +27,7 @@ from harness.text.tokenizers import case_and_tokenize
 
 from support import sacrebleu_score
 
-pytestmark = pytest.mark.skipif(native.kernels() is None, reason="compiled kernels unavailable")
+pytestmark = pytest.mark.usefixtures("text_kernels")  # skipped without them
 
 NAMES = ("13a", "intl", "zh", "char", "none")
 CASES = [(name, lc) for name in NAMES for lc in (False, True)]
