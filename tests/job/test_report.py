@@ -46,9 +46,16 @@ def test_paper_protocol_sections(paper):
     assert f"{kept} of {len(shown)} single-reference rankings" in text
 
 
-def test_figures_for_a_paper(paper):
-    result, tmp = paper
-    names = figures.draw(result, tmp)
+@pytest.fixture(scope="module")
+def drawn_here(paper, tmp_path_factory):
+    """(names, folder): the paper job's figures drawn once, in this process; the other tests compare with them."""
+    result, _ = paper
+    folder = tmp_path_factory.mktemp("here")
+    return figures.draw(result, folder), folder
+
+
+def test_figures_for_a_paper(drawn_here):
+    names, tmp = drawn_here
     assert {"bleu_by_system.png", "bleu_by_system.pdf", "bleu_vs_human_mqm.png", "bleu_vs_human_mqm.pdf",
             "blocks.png", "blocks.pdf"} <= set(names)
     from PIL import Image
@@ -59,22 +66,19 @@ def test_figures_for_a_paper(paper):
     assert (tmp / "bleu_vs_human_mqm.pdf").read_bytes().startswith(b"%PDF")
 
 
-def test_figures_drawn_aside_are_the_figures_drawn_here(paper, tmp_path):
+def test_figures_drawn_aside_are_the_figures_drawn_here(paper, drawn_here, tmp_path):
     """A forked child, warmed up before it has the result (matplotlib imported, a figure drawn to memory), draws
     the same files (PNG bytes equal) and returns their names in the same order; the parent goes on meanwhile."""
     result, _ = paper
-    here, aside = tmp_path / "here", tmp_path / "aside"
-    here.mkdir()
-    aside.mkdir()
-    names = figures.draw(result, here)
+    names, here = drawn_here
     assert len(names) == 2 * 3  # BLEU per system, BLEU vs MQM, the blocks: PNG and PDF each
-    with figures.drawn_aside(aside) as wait:
+    with figures.drawn_aside(tmp_path) as wait:
         wait.send(result)
         assert wait() == names and wait() == names
-    assert sorted(p.name for p in aside.iterdir()) == sorted(names)
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(names)
     for name in names:
         if name.endswith(".png"):
-            assert (aside / name).read_bytes() == (here / name).read_bytes(), name
+            assert (tmp_path / name).read_bytes() == (here / name).read_bytes(), name
 
 
 def _alive(pid: int) -> bool:
@@ -84,13 +88,11 @@ def _alive(pid: int) -> bool:
         return False
 
 
-def test_without_fork_the_figures_are_drawn_in_process_when_sent(paper, tmp_path, monkeypatch):
+def test_without_fork_the_figures_are_drawn_in_process_when_sent(paper, drawn_here, tmp_path, monkeypatch):
     """Where ``os.fork`` does not exist, the same block warms up and draws in this process, when sent the result
     (nothing before), and returns the same names."""
     result, _ = paper
-    here = tmp_path / "here"
-    here.mkdir()
-    names = figures.draw(result, here)
+    names, _ = drawn_here
     monkeypatch.delattr(os, "fork")
     warmed = []
     monkeypatch.setattr(figures, "warm_up", lambda: warmed.append(True))
