@@ -19,7 +19,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, Mapping, TextIO
 
 from .errors import TrackingError
 from .job import figures, report
@@ -36,6 +36,9 @@ from .job.tables import build_tables
 from .progress import Progress
 from .sinks.parquet import write_table
 from .text.tokenizers import check_usable
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 log = logging.getLogger("harness")
 
@@ -72,18 +75,22 @@ def write_pairs(result: JobResult, staging: Path) -> None:
         write_comparison(pair, staging / report.PAIRS_FOLDER / page_name(pair.a.label, pair.b.label))
 
 
-def write_tables(result: JobResult, staging: Path, config_yaml: str, drawing: Aside | None = None) -> None:
-    """The tables, the config and the pages of compared pairs into the staging folder. ``drawing``
-    (:func:`harness.job.figures.drawn_aside`) is sent the result first and draws the figures meanwhile."""
+def write_tables(result: JobResult, staging: Path, config_yaml: str, drawing: Aside | None = None
+                 ) -> dict[str, pa.Table]:
+    """The tables, the config and the pages of compared pairs into the staging folder; returns the tables (MLflow
+    previews the small ones). ``drawing`` (:func:`harness.job.figures.drawn_aside`) is sent the result first and
+    draws the figures meanwhile."""
     inputs = result.inputs
     meta = {"config": config_yaml, "experiment": result.experiment, "dataset": result.dataset,
             "signatures": sorted({c.score.signature for c in result.cells}), "inputs_sha256": inputs.input_hashes()}
     if drawing is not None:
         drawing.send(result)
-    for name, tab in build_tables(result).items():
+    tables = build_tables(result)
+    for name, tab in tables.items():
         write_table(tab, staging / f"{name}.parquet", meta)
     atomic_write(staging / "config.yaml", config_yaml)
     write_pairs(result, staging)
+    return tables
 
 
 def write_report(result: JobResult, staging: Path, drawing: Aside | None = None) -> None:
@@ -139,7 +146,7 @@ def run_job(spec: JobSpec, config_yaml: str = "", out: TextIO | None = None) -> 
                 with progress.phase("resampling and correlations", n_groups, "group") as bar:
                     result = analyse(spec, inputs, statistics, experiment, bar)
                 with progress.phase("tables", 1, "step") as bar:
-                    write_tables(result, staging, config_yaml, drawing)
+                    tables = write_tables(result, staging, config_yaml, drawing)
                     bar.update(1)
                 if spec.tracking_uri is not None:  # while the figures are drawn
                     with progress.phase("MLflow start-up", 1, "step") as bar:
@@ -158,16 +165,17 @@ def run_job(spec: JobSpec, config_yaml: str = "", out: TextIO | None = None) -> 
             raise
         logged, tracking_error = None, None
         if spec.tracking_uri is not None:
-            logged, tracking_error = track(result, folder.path, job_key, progress, startup_error)
+            logged, tracking_error = track(result, tables, folder.path, job_key, progress, startup_error)
     outcome = Outcome(result, folder.path, None if logged is None else logged.parent_id, tracking_error,
                       time.perf_counter() - started, None if logged is None else logged.experiment_id)
     print_summary(outcome, out)
     return outcome
 
 
-def track(result: JobResult, folder: Path, job_key: str, progress: Progress,
+def track(result: JobResult, tables: Mapping[str, pa.Table], folder: Path, job_key: str, progress: Progress,
           startup_error: TrackingError | None = None) -> tuple[Any, Any]:
-    """Log the published job to MLflow (returns where: :class:`~harness.sinks.mlflow.Logged`); on failure (or
+    """Log the published job and its ``tables`` (:func:`write_tables`'s) to MLflow (returns where:
+    :class:`~harness.sinks.mlflow.Logged`); on failure (or
     ``startup_error``, :func:`start_tracking`'s) write ``tracking_pending.json`` and return the error instead."""
     spec = result.spec
     uri = str(spec.tracking_uri)
@@ -176,8 +184,8 @@ def track(result: JobResult, folder: Path, job_key: str, progress: Progress,
             raise startup_error
         from .sinks.mlflow import SMALL_TABLES, build_payload, log_job, preview, terminate_on_sigterm
 
-        tables = {name: preview(tab) for name, tab in build_tables(result).items() if name in SMALL_TABLES}
-        payload = build_payload(result, job_key, tables)
+        previews = {name: preview(tab) for name, tab in tables.items() if name in SMALL_TABLES}
+        payload = build_payload(result, job_key, previews)
         # the published generation's files (what its manifest lists, and the manifest): nothing else in the folder
         artifacts = {**verified_files(folder), MANIFEST: folder / MANIFEST}
         with progress.phase("MLflow runs", len(payload.runs), "run") as bar, terminate_on_sigterm():
