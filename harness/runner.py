@@ -175,8 +175,8 @@ def run_job(spec: JobSpec, config_yaml: str = "", out: TextIO | None = None) -> 
 def track(result: JobResult, tables: Mapping[str, pa.Table], folder: Path, job_key: str, progress: Progress,
           startup_error: TrackingError | None = None) -> tuple[Any, Any]:
     """Log the published job and its ``tables`` (:func:`write_tables`'s) to MLflow (returns where:
-    :class:`~harness.sinks.mlflow.Logged`); on failure (or
-    ``startup_error``, :func:`start_tracking`'s) write ``tracking_pending.json`` and return the error instead."""
+    :class:`~harness.sinks.mlflow.Logged`); on failure (or ``startup_error``, :func:`start_tracking`'s) write
+    ``tracking_pending.json`` and return the error instead."""
     spec = result.spec
     uri = str(spec.tracking_uri)
     try:

@@ -17,7 +17,6 @@ import pytest
 
 from harness.core.options import make_options
 from harness.errors import InputError
-from harness.text import native
 from harness.text.pipeline import files_statistics
 from harness.text.reading import Source
 

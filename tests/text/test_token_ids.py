@@ -19,7 +19,7 @@ from sacrebleu.tokenizers.tokenizer_zh import TokenizerZh
 from tokenizer_cases import EDGE_LINES, PIECES, _all_strings, _data_files, _read, oracle
 
 from harness.core.options import make_options
-from harness.text import native, token_ids
+from harness.text import token_ids
 from harness.text import pipeline as scoring
 from harness.text.counting import count_encoded, count_statistics, encode_references
 from harness.text.token_ids import TokenTable, encode_lines
