@@ -28,7 +28,8 @@ from support import SHARED, MlflowServer, dataset_dirs, once_per_session, read_l
 def pytest_configure(config):
     if not hasattr(config, "workerinput"):  # the controlling process (or a run without xdist)
         os.environ[SHARED] = tempfile.mkdtemp(prefix="harness-tests-")
-        config.stash[KERNELS_ASIDE] = _compile_kernels_aside()
+        if config.getoption("numprocesses", default=None):  # xdist workers will collect meanwhile
+            config.stash[KERNELS_ASIDE] = _compile_kernels_aside()
 
 
 #: The process compiling the kernels while the workers collect the tests (None: nothing to compile).
