@@ -22,7 +22,8 @@ from pathlib import Path
 import pytest
 
 from harness.arguments import skip_last_collection
-from support import SHARED, MlflowServer, dataset_dirs, once_per_session, read_lines, shared_lock
+from support import (IMPORT_KERNEL_SETS, KERNEL_SETS, SHARED, MlflowServer, dataset_dirs, once_per_session,
+                     read_lines, shared_lock)
 
 
 def pytest_configure(config):
@@ -46,10 +47,9 @@ def _compile_kernels_aside() -> subprocess.Popen | None:
 
     if native.cache_files():
         return None
-    code = ("from harness import native\nfrom harness.text.native import TEXT\n"
-            "from harness.core.correlation import KENDALL\nfrom harness.core.meta_eval import KERNELS\n"
-            "for kset in (TEXT, KENDALL, KERNELS):\n    native.kernels(kset)\n")
-    return subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    code = IMPORT_KERNEL_SETS + "for kset in sets:\n    native.kernels(kset)\n"
+    return subprocess.Popen([sys.executable, "-c", code, *KERNEL_SETS], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
 
 
 def pytest_unconfigure(config):

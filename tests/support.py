@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import hashlib
+import importlib
 import os
 import pickle
 import shutil
@@ -31,6 +32,19 @@ DEEN = DATA / "wmt21_news_deen_da"
 BIN = Path(sys.executable).parent
 #: The environment variable naming a folder of the test session, shared by its xdist workers (made by conftest).
 SHARED = "HARNESS_TEST_SHARED"
+#: Every set of compiled kernels the package has, by its ``KernelSet.ref`` (``module:attribute``).
+KERNEL_SETS = ("harness.text.native:TEXT", "harness.core.correlation:KENDALL", "harness.core.meta_eval:KERNELS")
+#: The start of a ``python -c`` program given KERNEL_SETS as its arguments: binds ``native`` (harness.native) and
+#: ``sets`` (those KernelSets, imported as :func:`kernel_set` imports them).
+IMPORT_KERNEL_SETS = ("import importlib, sys\nfrom harness import native\n"
+                      "refs = [ref.split(':') for ref in sys.argv[1:]]\n"
+                      "sets = [getattr(importlib.import_module(m), a) for m, a in refs]\n")
+
+
+def kernel_set(ref: str):
+    """The KernelSet at ``ref`` (``module:attribute``, one of KERNEL_SETS)."""
+    module, attribute = ref.split(":")
+    return getattr(importlib.import_module(module), attribute)
 
 
 def dataset_dirs() -> list[Path]:

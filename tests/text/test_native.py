@@ -18,6 +18,8 @@ from harness.text import native, token_ids
 from harness.text.native import TEXT
 from harness.text.counting import count_numpy, encode_hypotheses, encode_references
 
+from support import IMPORT_KERNEL_SETS, KERNEL_SETS, kernel_set
+
 pytestmark = pytest.mark.usefixtures("text_kernels")  # skipped without them
 
 
@@ -31,16 +33,14 @@ def cached() -> tuple[bytes, dict]:
 def test_a_fresh_process_loads_the_object_code_without_numba() -> None:
     """What harness-score and a job pay per process: no numba for any set of kernels (the text kernels, the
     resampled Kendall tau-b, the meta-evaluation counts), and on x86-64 Linux no llvmlite either."""
-    from harness.core import correlation, meta_eval
-
-    sets = (TEXT, correlation.KENDALL, meta_eval.KERNELS)
+    sets = [kernel_set(ref) for ref in KERNEL_SETS]
+    assert [kset.ref for kset in sets] == list(KERNEL_SETS) and TEXT in sets
     for kset in sets:
         assert core.kernels(kset) is not None  # compiles and caches it if this machine has not yet
-    code = ("import sys\nfrom harness import native\nfrom harness.text.native import TEXT\n"
-            "from harness.core.correlation import KENDALL\nfrom harness.core.meta_eval import KERNELS\n"
-            "print(*(native.kernels(k).source for k in (TEXT, KENDALL, KERNELS)), 'numba' in sys.modules, "
-            "'llvmlite' in sys.modules)")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    code = IMPORT_KERNEL_SETS + ("print(*(native.kernels(k).source for k in sets), 'numba' in sys.modules, "
+                                 "'llvmlite' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code, *KERNEL_SETS], capture_output=True, text=True,
+                         check=True).stdout.split()
     loader = "elf" if core._elf_supported() else "mcjit"
     assert out == [loader] * len(sets) + ["False", str(loader == "mcjit")]
 
