@@ -35,11 +35,19 @@ class PrepareStoreCallback(Callback):
             log.warning("could not prepare the tracking store: %s", exc)
 
     def on_multirun_end(self, config: Any, **kwargs: Any) -> None:
-        """Collect the failed jobs of this sweep (each job records its outcome in its sweep subfolder)."""
-        for path in sorted(Path(str(config.hydra.sweep.dir)).glob("*/sweep_job.json")):
+        """Collect the failed jobs of this sweep (each job records its outcome in its sweep subfolder), in the
+        order of the jobs' numbers (the subfolders' names: job 10 after job 9)."""
+        records = Path(str(config.hydra.sweep.dir)).glob("*/sweep_job.json")
+        for path in sorted(records, key=_job_order):
             try:
                 record = json.loads(path.read_text(encoding="utf-8"))
             except (OSError, ValueError):
                 continue
             if record.get("status") == "failed":
                 FAILED_JOBS.append(f"{record.get('job', path.parent.name)}: {record.get('error', '')}")
+
+
+def _job_order(path: Path) -> tuple[int, int, str]:
+    """Sweep subfolders by job number (``hydra.sweep.subdir`` is ``${hydra.job.num}``), others after them by name."""
+    name = path.parent.name
+    return (0, int(name), "") if name.isdigit() else (1, 0, name)
