@@ -88,19 +88,29 @@ def _alive(pid: int) -> bool:
         return False
 
 
-def test_without_fork_the_figures_are_drawn_in_process_when_sent(paper, drawn_here, tmp_path, monkeypatch):
+def test_without_fork_the_figures_are_drawn_in_process_when_sent(paper, tmp_path, monkeypatch):
     """Where ``os.fork`` does not exist, the same block warms up and draws in this process, when sent the result
-    (nothing before), and returns the same names."""
+    (nothing before), both shares of the figures, and returns the names in the order of the figures. (Drawing
+    itself in this process: :func:`drawn_here`; the shares stand in for it here.)"""
     result, _ = paper
-    names, _ = drawn_here
     monkeypatch.delattr(os, "fork")
     warmed = []
     monkeypatch.setattr(figures, "warm_up", lambda: warmed.append(True))
+
+    def share(result, folder, share, shares):  # figure k of three, drawn by this process
+        assert warmed == [True]
+        names = [f"{k}-{os.getpid()}.png" for k in range(3)[share::shares]]
+        for name in names:
+            (folder / name).write_bytes(b"")
+        return [[name] for name in names]
+
+    monkeypatch.setattr(figures, "_draw_share", share)
     with figures.drawn_aside(tmp_path) as wait:
-        assert wait.pid == os.getpid() and not warmed and not list(tmp_path.glob("*.png"))
+        assert wait.pid == os.getpid() and not warmed and not list(tmp_path.iterdir())
         wait.send(result)
-        assert warmed == [True] and wait() == names
-    assert sorted(p.name for p in tmp_path.iterdir() if p.is_file()) == sorted(names)
+        names = wait()
+    assert names == [f"{k}-{os.getpid()}.png" for k in range(3)]
+    assert sorted(p.name for p in tmp_path.iterdir()) == names
 
 
 def test_two_processes_draw_every_second_figure_each(paper, tmp_path, monkeypatch):
@@ -179,8 +189,13 @@ def test_the_child_lets_the_folder_lock_go_and_dies_with_the_block(paper, tmp_pa
     fd = os.open(lock, os.O_RDWR | os.O_CREAT)
     fcntl.flock(fd, fcntl.LOCK_EX)
     started = tmp_path / "started"
-    monkeypatch.setattr(figures, "_draw_share", lambda result, folder, share, shares: (
-        (started / str(share)).write_text(str(os.getpid())) or time.sleep(60) or []))
+
+    def stuck(result, folder, share, shares):  # says it has started, then draws "forever"
+        (started / str(share)).write_text(str(os.getpid()))
+        time.sleep(60)
+        return []
+
+    monkeypatch.setattr(figures, "_draw_share", stuck)
     started.mkdir()
     drawers = 2 if (os.cpu_count() or 1) >= 2 else 1
     with pytest.raises(KeyError):
