@@ -1,7 +1,7 @@
 """Helpers shared by the tests (importable as ``support``: ``pythonpath = ["tests"]`` in pyproject.toml).
 
-The real data: the copies the project ships (``harness/data``); ``../shared/data`` too when it exists, so both
-copies are oracle-tested.
+The real data: the copies the project ships (``harness/data``) are the ones the oracle tests read;
+``../shared/data``, where it exists, is held byte for byte to them (``test_shipped_copy_is_the_shared_data``).
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ def kernel_set(ref: str):
 
 
 def dataset_dirs() -> list[Path]:
-    """Every available copy of the real dataset (both are oracle-tested when both exist)."""
+    """Every available copy of the real dataset, the shipped one first (the one the oracle tests read)."""
     return [p for p in CANDIDATES if (p / "refs").is_dir()]
 
 

@@ -407,7 +407,10 @@ def test_nltk_profile_through_the_api(data, method):
 
 
 @pytest.mark.parametrize("method", range(4))
-def test_nltk_sentence_scores_vectorised_equal_nltk_loop(data, method):
+def test_nltk_sentence_scores_vectorised_equal_one_segment_corpora(data, method):
+    """Self-consistency: the vectorised NLTK sentence scores equal the corpus replay of each segment alone (NLTK's
+    ``sentence_bleu`` is ``corpus_bleu`` of one segment). NLTK itself is the oracle of both in
+    core/test_nltk_replay.py."""
     from harness.core.bleu import corpus_arrays
 
     opts = make_options(profile="nltk", smooth_method=f"method{method}")

@@ -109,12 +109,14 @@ def test_results_are_values(job):
 
 def test_identical_rerun_uses_the_cache_and_replaces_the_mlflow_record(tmp_path, small_dataset, runs_with_store):
     uri = f"sqlite:///{runs_with_store / 'mlflow.db'}"
-    first, _ = run(tmp_path, small_dataset, tracking=True)
+    first, first_printed = run(tmp_path, small_dataset, tracking=True)
     assert first.parent_run and first.tracking_error is None
     parents, children = nested(uri, "test")
     assert len(parents) == 1 and len(children) == 24
     second, printed = run(tmp_path, small_dataset, tracking=True)
-    assert "0 statistics computed" in printed and second.folder == first.folder
+    blocks = 4 * 3 * 2  # systems x reference sets x variants, as the first run computed them
+    assert f"({blocks} statistics computed, 0 from cache)" in first_printed
+    assert f"(0 statistics computed, {blocks} from cache)" in printed and second.folder == first.folder
     parents, children = nested(uri, "test")
     assert [p.info.run_id for p in parents] == [second.parent_run] and len(children) == 24
     assert all(r.info.status == "FINISHED" for r in [*parents, *children])

@@ -249,7 +249,7 @@ def test_an_unknown_tracking_scheme_keeps_the_tables(tmp_path):
 # ------------------------------------------------------------------------------------------- one-line errors
 
 
-def test_outputs_that_cannot_be_written_are_one_line(tmp_path, tmpfs):
+def test_outputs_under_a_file_are_one_line(tmp_path):
     ds = make_dataset(tmp_path / "ds")
     a_file = tmp_path / "a_file"
     a_file.write_text("x")
@@ -257,6 +257,11 @@ def test_outputs_that_cannot_be_written_are_one_line(tmp_path, tmpfs):
                 f"runs_dir={a_file}/below"):
         proc = harness_on(tmp_path, ds, arg)
         assert proc.returncode == 2 and "file" in one_error_line(proc), arg
+    assert not list(tmp_path.rglob("*.parquet"))
+
+
+def test_outputs_on_a_read_only_file_system_are_one_line(tmp_path, tmpfs):
+    ds = make_dataset(tmp_path / "ds")
     subprocess.run(["mount", "-o", "remount,ro", str(tmpfs)], check=True)
     for arg in (f"output_dir={tmpfs}/out", f"runs_dir={tmpfs}/runs"):
         proc = harness_on(tmp_path, ds, arg)

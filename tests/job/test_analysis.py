@@ -209,9 +209,11 @@ def test_meta_eval_ranks_the_variants(tmp_path):
                       meta_eval=True, n_samples=100)
     ranked = {(r.level, r.statistic) for r in result.rankings}
     assert ("system", "pairwise_accuracy") in ranked and ("segment", "acc_eq") in ranked
-    for stat in ranked:
-        rows = sorted((r for r in result.rankings if (r.level, r.statistic) == stat), key=lambda r: r.rank)
-        assert rows[0].rank == 1 and [r.rank for r in rows] == sorted(r.rank for r in rows)
+    for stat in ranked:  # the clusters follow the values (higher is better): a better value never has a worse rank
+        rows = sorted((r for r in result.rankings if (r.level, r.statistic) == stat), key=lambda r: -r.value)
+        ranks = [r.rank for r in rows]
+        assert len(rows) == 4 and ranks[0] == 1 and ranks == sorted(ranks), (stat, [(r.value, r.rank) for r in rows])
+        assert sorted(set(ranks)) == list(range(1, max(ranks) + 1)), stat  # clusters numbered without gaps
     by = {(r.level, r.statistic, r.variant): r.rank for r in result.rankings}
     assert by[("system", "pearson", "paper")] == by[("system", "pearson", "sacrebleu")]  # identical: one rank
     assert any(c.comparison.test in ("perm_both", "pairs") for c in result.variant_comparisons)
