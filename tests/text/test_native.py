@@ -20,7 +20,7 @@ from harness.text.counting import count_numpy, encode_hypotheses, encode_referen
 
 from support import IMPORT_KERNEL_SETS, KERNEL_SETS, kernel_set
 
-pytestmark = pytest.mark.usefixtures("text_kernels")  # skipped without them
+pytestmark = pytest.mark.usefixtures("text_kernels")  # skipped only with HARNESS_NATIVE=0
 
 
 def cached() -> tuple[bytes, dict]:

@@ -27,7 +27,7 @@ from harness.text.tokenizers import case_and_tokenize
 
 from support import sacrebleu_score
 
-pytestmark = pytest.mark.usefixtures("text_kernels")  # skipped without them
+pytestmark = pytest.mark.usefixtures("text_kernels")  # skipped only with HARNESS_NATIVE=0
 
 NAMES = ("13a", "intl", "zh", "char", "none")
 CASES = [(name, lc) for name in NAMES for lc in (False, True)]
