@@ -103,17 +103,24 @@ def pytest_collection_modifyitems(session, config, items):
         _shared_server()  # start it now; the tests that need it wait for it to answer
 
 
+@pytest.fixture(scope="session")
+def native_on() -> None:
+    """For the tests of a compiled path: skipped where the kernels are turned off (``HARNESS_NATIVE=0``, when the
+    session starts: the suite then checks the Python paths). Anywhere else the kernels must load: kernels that fail
+    to compile or load fail these tests (numba is a dependency; a skip would hide a broken build behind a green
+    run)."""
+    from harness import native
+
+    if native.disabled():
+        pytest.skip("compiled kernels turned off (HARNESS_NATIVE=0)")
+
+
 @pytest.fixture(scope="module")
-def text_kernels():
-    """The compiled text kernels. Asked for when the module's first test starts, not at collection: they may still
-    be compiling (:func:`_compile_kernels_aside`). The module's tests are skipped only where the kernels are
-    turned off (``HARNESS_NATIVE=0``); kernels that fail to compile or load fail them (numba is a dependency: a
-    skip would hide a broken build behind a green run)."""
-    from harness import native as core
+def text_kernels(native_on):
+    """The compiled text kernels (see :func:`native_on`). Asked for when the module's first test starts, not at
+    collection: they may still be compiling (:func:`_compile_kernels_aside`)."""
     from harness.text import native
 
-    if core.disabled():
-        pytest.skip("compiled kernels turned off (HARNESS_NATIVE=0)")
     kern = native.kernels()
     if kern is None:
         pytest.fail("the compiled text kernels could not be compiled or loaded (the warning above says why)",

@@ -298,6 +298,7 @@ def test_segment_resamples_match_naive_recomputation(method, grouping):
         assert got[b] == pytest.approx(expected, abs=1e-12)
 
 
+@pytest.mark.usefixtures("native_on")
 def test_compiled_kendall_of_resamples_is_scipy_on_the_repeated_items(monkeypatch):
     """The compiled tau-b of weighted items (ties on both sides, resamples that leave one item or none: NaN) is
     scipy's kendalltau on each resample with its repeated items; split between threads or not, and without the

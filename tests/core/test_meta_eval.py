@@ -139,14 +139,16 @@ def _mtme_agreement(gold: list, metric: list) -> tuple[int, int]:
 
 
 @pytest.mark.parametrize("compiled", [True, False])
-def test_agreement_is_mtme_loop_compiled_or_not(monkeypatch, compiled):
+def test_agreement_is_mtme_loop_compiled_or_not(monkeypatch, request, compiled):
     """The agreement counts behind pairwise accuracy (and the draws of its PERM-BOTH test) equal MTME's loop,
     from the compiled kernel and from the numpy path: values rounded to one decimal (ties on both sides), missing
     human scores, a NaN metric (a permuted draw's: disagrees with everything), infinities (inf - inf is NaN in
     MTME's differences: disagrees), -0.0 against 0.0 (a tie), batches with leading dimensions, 0 to 19 systems."""
     from harness import native
 
-    if not compiled:
+    if compiled:
+        request.getfixturevalue("native_on")
+    else:
         monkeypatch.setenv("HARNESS_NATIVE", "0")
         monkeypatch.delitem(native._loaded, me.KERNELS.name, raising=False)
     rng = np.random.default_rng(11)
@@ -235,6 +237,7 @@ def test_pairwise_p_values_offline():
         np.testing.assert_allclose(got, exp, rtol=REL, equal_nan=True)
 
 
+@pytest.mark.usefixtures("native_on")
 @pytest.mark.parametrize("shape", [(37, 6, 300), (240, 6, 800)])  # the second is split between the cores
 def test_pair_counts_are_mtme_float32_formula_compiled_or_not(monkeypatch, shape):
     """The pair counts behind every permutation p-value (:func:`pairwise_p_values` and the draws of the soft

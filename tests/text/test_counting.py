@@ -107,6 +107,7 @@ def test_unknown_rule_lists_choices():
         effective_ref_len(np.array([1]), np.array([[1]]), "longest")
 
 
+@pytest.mark.usefixtures("native_on")
 @settings(max_examples=200, deadline=None)
 @given(st.lists(segment, min_size=1, max_size=8), st.integers(1, 6))
 def test_numpy_path_equals_numba_kernel(segments, order):
@@ -156,6 +157,7 @@ def test_both_paths_on_real_data(wmt21):
     assert np.array_equal(small.matches, big.matches) and np.array_equal(small.totals, big.totals)
 
 
+@pytest.mark.usefixtures("native_on")
 def test_the_path_is_decided_by_size_not_by_history():
     assert counting.use_compiled(10) is False and counting.use_compiled(10, compiled=True) is True
     assert counting.use_compiled(counting._COMPILED_MIN_TOKENS) is True
@@ -164,6 +166,7 @@ def test_the_path_is_decided_by_size_not_by_history():
     assert counting.use_compiled(10) is False
 
 
+@pytest.mark.usefixtures("native_on")
 @settings(max_examples=100, deadline=None)
 @given(st.lists(segment, min_size=1, max_size=8), st.integers(1, 6))
 def test_stream_major_references_count_alike(segments, order):
