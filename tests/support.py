@@ -35,10 +35,10 @@ SHARED = "HARNESS_TEST_SHARED"
 #: Every set of compiled kernels the package has, by its ``KernelSet.ref`` (``module:attribute``).
 KERNEL_SETS = ("harness.text.native:TEXT", "harness.core.correlation:KENDALL", "harness.core.meta_eval:KERNELS")
 #: The start of a ``python -c`` program given KERNEL_SETS as its arguments: binds ``native`` (harness.native) and
-#: ``sets`` (those KernelSets, imported as :func:`kernel_set` imports them).
-IMPORT_KERNEL_SETS = ("import importlib, sys\nfrom harness import native\n"
-                      "refs = [ref.split(':') for ref in sys.argv[1:]]\n"
-                      "sets = [getattr(importlib.import_module(m), a) for m, a in refs]\n")
+#: ``sets`` (those KernelSets, by :func:`kernel_set`; this module imports nothing but the standard library).
+IMPORT_KERNEL_SETS = (f"import sys\nsys.path.insert(0, {str(Path(__file__).resolve().parent)!r})\n"
+                      "from support import kernel_set\nfrom harness import native\n"
+                      "sets = [kernel_set(ref) for ref in sys.argv[1:]]\n")
 
 
 def kernel_set(ref: str):
