@@ -105,10 +105,10 @@ def pytest_collection_modifyitems(session, config, items):
 
 @pytest.fixture(scope="session")
 def native_on() -> None:
-    """For the tests of a compiled path: skipped where the kernels are turned off (``HARNESS_NATIVE=0``, when the
-    session starts: the suite then checks the Python paths). Anywhere else the kernels must load: kernels that fail
-    to compile or load fail these tests (numba is a dependency; a skip would hide a broken build behind a green
-    run)."""
+    """For the tests of a compiled path: skipped where the kernels are turned off (``HARNESS_NATIVE=0`` for the
+    whole run; read once, when the first such test starts: the suite then checks the Python paths). Anywhere else
+    the kernels must load: kernels that fail to compile or load fail these tests (numba is a dependency; a skip
+    would hide a broken build behind a green run)."""
     from harness import native
 
     if native.disabled():
