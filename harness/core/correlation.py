@@ -171,13 +171,19 @@ def correlate(x: Any, y: Any, method: str = "pearson") -> tuple[float, float]:
 
 
 def _pearson_batch(x: FloatArray, y: FloatArray, valid: NDArray[np.bool_], min_pairs: int) -> FloatArray:
-    """Pearson r along the last axis, only over entries where ``valid``; NaN where undefined."""
+    """Pearson r along the last axis, only over entries where ``valid``; NaN where undefined.
+
+    The deviations from the mean are scaled by their largest magnitude before they are multiplied (as
+    ``scipy.stats.pearsonr``): values around 1e-229 (NLTK's sentence BLEU of segments without matches) have
+    products that underflow to 0, which gave +-1 or NaN instead of scipy's r."""
     n = valid.sum(axis=-1)
     with np.errstate(invalid="ignore", divide="ignore"):
         xz = np.where(valid, x, 0.0)
         yz = np.where(valid, y, 0.0)
         dx = np.where(valid, x - (xz.sum(axis=-1) / n)[..., None], 0.0)
         dy = np.where(valid, y - (yz.sum(axis=-1) / n)[..., None], 0.0)
+        dx = dx / np.abs(dx).max(axis=-1, keepdims=True)
+        dy = dy / np.abs(dy).max(axis=-1, keepdims=True)
         r = (dx * dy).sum(axis=-1) / np.sqrt((dx * dx).sum(axis=-1) * (dy * dy).sum(axis=-1))
     const_x = np.where(valid, x, np.inf).min(axis=-1) == np.where(valid, x, -np.inf).max(axis=-1)
     const_y = np.where(valid, y, np.inf).min(axis=-1) == np.where(valid, y, -np.inf).max(axis=-1)

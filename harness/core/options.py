@@ -143,6 +143,9 @@ _PROFILES: dict[str, Profile] = {
 }
 PROFILES: tuple[str, ...] = tuple(_PROFILES)
 
+#: The config key of a variant that chooses effective order for its segment level (null: the profile's default).
+SENTENCE_EFFECTIVE_ORDER = "sentence_effective_order"
+
 
 def get_profile(name: str) -> Profile:
     """The profile registered under ``name`` (a :class:`ConfigError` lists the valid names)."""
@@ -150,6 +153,23 @@ def get_profile(name: str) -> Profile:
         return _PROFILES[name]
     except (KeyError, TypeError):
         raise ConfigError("profile", f"unknown profile {name!r}", PROFILES, got=name) from None
+
+
+def sentence_options(opts: BleuOptions, effective_order: bool | None = None) -> BleuOptions:
+    """The options of a variant's segment level: its corpus options with effective order on by default where the
+    profile has it, as sacrebleu's ``sentence_bleu`` (``use_effective_order=True``), which is WMT's segment-level
+    BLEU baseline ("sentBLEU", mt-metrics-eval's ``sentBLEU`` scores). ``effective_order`` True/False chooses
+    otherwise (config key ``sentence_effective_order`` of a variant). Profiles without effective order (nltk, hf,
+    multi-bleu, mteval-v13a) score segments with their own formula, as their tools' sentence-level functions do.
+
+    Without effective order a hypothesis shorter than the n-gram order has no n-grams of the highest orders and
+    scores ~0 (sacrebleu stops at the first empty order and takes the log of 0), whatever its matches."""
+    profile = get_profile(opts.profile)
+    eff = profile.effective_order if effective_order is None else bool(effective_order)
+    if eff and not profile.effective_order:
+        raise ConfigError(SENTENCE_EFFECTIVE_ORDER, f"profile {opts.profile!r} has no effective order", ["false",
+                                                                                                        "null"])
+    return replace(opts, effective_order=eff)
 
 
 def make_options(**options: Any) -> BleuOptions:

@@ -313,6 +313,22 @@ def holm(p_values: Any) -> FloatArray:
     return out
 
 
+def holm_samples(n_comparisons: int, alpha: float = 0.05, smallest: int = 1, step: int = 100) -> int:
+    """The fewest resamples (a multiple of ``step``) with which Holm's correction over ``n_comparisons`` tests can
+    reach ``p < alpha``, for tests whose smallest p-value is ``smallest / (B + 1)`` (1 for the paired bootstrap and
+    approximate randomization, 2 for the two-sided bootstrap of a difference of correlations).
+
+    Holm multiplies the smallest p by the number of comparisons: 171 pairs of 19 systems with 1000 resamples can
+    reach no less than 171/1001 = 0.171, so nothing is significant after correction, however large a difference.
+    ``B + 1 > smallest * n / alpha`` is needed; 0 when there is nothing to correct (fewer than 2 comparisons)."""
+    if n_comparisons < 2:
+        return 0
+    b = max(0, math.floor(smallest * n_comparisons / alpha) - 1)
+    while smallest * n_comparisons / (b + 1) >= alpha:  # the same float arithmetic as the test's p-value
+        b += 1
+    return -(-b // step) * step
+
+
 def pair_indices(names: Sequence[str], pairs: str | Sequence[tuple[Any, Any]]) -> list[tuple[int, int]]:
     """``'all'`` (every ``i < j``), ``'baseline'`` (0 against each other) or explicit pairs of names/indices."""
     s = len(names)

@@ -165,6 +165,19 @@ def test_item_grouping_is_the_average_of_per_segment_correlations():
     assert (value, p) == pytest.approx((ref.statistic, ref.pvalue), abs=1e-12)
 
 
+def test_item_grouped_pearson_of_tiny_scores_is_scipys():
+    """NLTK's sentence BLEU of a segment without matches is ~1e-229: the products of its deviations underflow to 0,
+    which made the item's Pearson r +-1 (or NaN) where scipy gives a value between; now scaled as scipy does."""
+    metric = np.array([[1e-229, 7.0e-230], [3e-229, 2.0e-229], [2e-229, 9.0e-230], [5e-230, 1.1e-229]])
+    human = np.array([[0.5, 0.1], [0.1, -0.3], [0.9, 0.4], [0.2, 0.0]])
+    want = [sps.pearsonr(metric[:, j], human[:, j]).statistic for j in range(2)]
+    assert all(abs(w) < 0.9 for w in want)
+    got = corr._batch_values("pearson", metric.T, human.T, 2)
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+    value, _ = corr.segment_correlation(metric, human, "pearson", "item")
+    assert value == pytest.approx(np.mean(want), rel=1e-12)
+
+
 def test_item_grouping_keeps_items_with_two_pairs():
     metric = np.array([[1.0, 1.0], [2.0, 3.0], [np.nan, 2.0]])
     human = np.array([[2.0, 1.0], [1.0, 2.0], [5.0, 3.0]])

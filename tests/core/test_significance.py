@@ -229,6 +229,19 @@ def test_chunking_does_not_change_results(real):
         assert big == small
 
 
+@pytest.mark.parametrize("pairs,smallest,want", [(171, 1, 3500), (36, 1, 800), (45, 1, 900), (190, 1, 3800),
+                                                 (14, 2, 600), (1, 1, 0), (0, 1, 0)])
+def test_holm_samples_reach_alpha(pairs, smallest, want):
+    """19 systems (171 pairs) with 1000 resamples could reach no adjusted p below 171/1001 = 0.171: nothing was
+    significant after Holm. holm_samples gives the fewest resamples (a multiple of 100) that can."""
+    got = sig.holm_samples(pairs, 0.05, smallest)
+    assert got == want
+    if pairs > 1:
+        assert smallest * pairs / (got + 1) < 0.05 and smallest * pairs / (got - 100 + 1) >= 0.05
+        exact = sig.holm_samples(pairs, 0.05, smallest, step=1)
+        assert smallest * pairs / (exact + 1) < 0.05 <= smallest * pairs / exact
+
+
 def test_holm_hand_computed():
     p = [0.01, 0.04, 0.03, 0.005]
     # sorted: 0.005*4 = 0.02, 0.01*3 = 0.03, 0.03*2 = 0.06, 0.04*1 = 0.04 -> running max 0.06
