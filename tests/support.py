@@ -28,7 +28,8 @@ REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "harness" / "data"
 CANDIDATES = [DATA / "wmt21_news_ende", REPO.parent / "shared" / "data" / "wmt21_news_ende"]
 DEMO = CANDIDATES[0]
-DEEN = DATA / "wmt21_news_deen_da"
+DEEN = DATA / "wmt21_news_deen_da"  # 19 systems, DA at system level only
+RUEN = DATA / "wmt21_news_ruen_da"  # 10 systems, sparse segment-level DA (z and raw), aligned through seg_map.tsv
 BIN = Path(sys.executable).parent
 #: The environment variable naming a folder of the test session, shared by its xdist workers (made by conftest).
 SHARED = "HARNESS_TEST_SHARED"

@@ -22,6 +22,8 @@ from typing import Any
 from ..errors import ConfigError, InputError
 from ..text.reading import TextFile, check_parallel, read_bytes, read_text, safe_name
 from .human import HumanScores, read_human_tsv
+from .seg_map import FILE as SEG_MAP
+from .seg_map import SegMap, check_seg_map
 
 
 def refset_name(stems: Sequence[str]) -> str:
@@ -326,6 +328,7 @@ class Dataset:
     n_segments: int
     human: dict[str, HumanScores]
     warnings: tuple[str, ...] = ()
+    seg_map: SegMap | None = None  # checked when segment judgments are in use (:mod:`.seg_map`)
 
     @property
     def name(self) -> str:
@@ -370,7 +373,8 @@ def load_dataset(layout: DatasetLayout, *, refs: Sequence[str] | None = None,
 
     Every text in use (references, ``src.txt``, systems) is read with :func:`read_text` and checked parallel, and
     against ``meta.json`` ``n_segments`` when given; human scores are checked against the systems and the
-    segment count.
+    segment count; with segment scores in use, the folder's ``seg_map.tsv`` (if it has one) is checked
+    (:func:`~harness.job.seg_map.check_seg_map`).
     """
     used_refs = choose_refs(layout, refs)
     chosen = choose_systems(layout, systems)
@@ -409,4 +413,11 @@ def load_dataset(layout: DatasetLayout, *, refs: Sequence[str] | None = None,
                             higher_is_better=k.higher_is_better)
         scores[name] = hs
         warnings.extend(hs.warnings)
-    return Dataset(layout, ref_files, system_files, source, n_segments, scores, tuple(warnings))
+    seg_map = None
+    if any(hs.has_segments for hs in scores.values()) and (layout.root / SEG_MAP).exists():
+        declared = layout.meta.get("seg_map") or {}
+        if not isinstance(declared, dict) or not isinstance(declared.get("id_order", ""), str):
+            raise InputError("'seg_map' must be an object like {\"id_order\": \"documents_sorted\"}",
+                             layout.root / "meta.json")
+        seg_map = check_seg_map(resolve_under(layout.root, SEG_MAP, SEG_MAP), n_segments, declared.get("id_order"))
+    return Dataset(layout, ref_files, system_files, source, n_segments, scores, tuple(warnings), seg_map)

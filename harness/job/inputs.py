@@ -18,6 +18,7 @@ from ..text.reading import TextFile, check_parallel, read_text, safe_name
 from .comparison import choose_pair
 from .dataset import DatasetLayout, choose_refs, choose_systems, load_dataset, read_layout, refset_name
 from .human import HumanScores, read_human_tsv
+from .seg_map import SegMap
 from .spec import JobSpec, parse_refsets
 
 log = logging.getLogger(__name__)
@@ -53,6 +54,7 @@ class Inputs:
     source: TextFile | None
     n_segments: int
     warnings: tuple[str, ...] = ()
+    seg_map: SegMap | None = None  # the dataset's checked seg_map.tsv, when segment judgments use it
 
     def refs_for(self, system: SystemInput, refset: tuple[str, ...]) -> tuple[str, ...]:
         """The references a system is scored against: a human translation that is also a reference is scored
@@ -148,6 +150,7 @@ def load_inputs(spec: JobSpec, layout: DatasetLayout | None) -> Inputs:
     human: list[HumanScores] = []
     warnings: list[str] = []
     source = None
+    seg_map = None
     select = spec.human.select
     if layout is not None:
         kinds = None if select == "all" else [] if select in ("none", "files") else [select]
@@ -156,6 +159,7 @@ def load_inputs(spec: JobSpec, layout: DatasetLayout | None) -> Inputs:
         refs = dict(ds.refs)
         human = list(ds.human.values())
         source = ds.source
+        seg_map = ds.seg_map
         warnings += ds.warnings
     elif select not in ("all", "none", "files"):
         raise ConfigError("human", f"human={select} selects a kind of human scores of a dataset folder, and there is "
@@ -193,7 +197,7 @@ def load_inputs(spec: JobSpec, layout: DatasetLayout | None) -> Inputs:
         warnings += human[0].warnings
     refsets = parse_refsets(spec.refsets, list(refs))
     inputs = Inputs(dataset_name(spec, layout), layout, tuple(systems), refs, refsets, tuple(human), source,
-                    n_segments, tuple(warnings))
+                    n_segments, tuple(warnings), seg_map)
     for refset in refsets:
         for system in systems:
             inputs.refs_for(system, refset)
