@@ -5,10 +5,10 @@ imported from there by path, never pip-installed: the PyPI name ``mt-metrics-eva
 compute the same statistics on the same inputs in this one process, in turn (their timed samples alternate), and
 the numbers are asserted equal before any time is printed. Without ``--mtme`` the benchmark is skipped with a message.
 
-Inputs (computed first, not timed): sentence BLEU ``[systems, segments]`` and corpus BLEU ``[systems]`` of every
-variant against all references of the dataset, with its human scores oriented higher-is-better: WMT21 de-en
-(19 systems, 1000 segments, sparse crowd DA z scores, ``da_z``) and the demo (WMT21 en-de, 9 systems incl. the
-human translation ref-A, MQM). MTME gets them as its ``stats.Correlation`` objects (system-major packed lists,
+Inputs (computed first, not timed): sentence BLEU ``[systems, segments]`` (sentBLEU: effective order on) and corpus
+BLEU ``[systems]`` of every variant against all references of the dataset, with its human scores oriented
+higher-is-better: WMT21 ru-en (10 systems, 1000 segments, sparse crowd DA z scores, ``da_z``) and the demo (WMT21
+en-de, 9 systems incl. the human translation ref-A, MQM). MTME gets them as its ``stats.Correlation`` objects (system-major packed lists,
 ``None`` where the human score is missing); the harness as ``[S, n]`` matrices with NaN.
 
 Statistics (each row: every variant, or every pair of variants):
@@ -64,7 +64,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 DATA = ROOT / "harness" / "data"
-DATASETS = {"deen": (DATA / "wmt21_news_deen_da", "da_z"), "demo": (DATA / "wmt21_news_ende", "mqm")}
+DATASETS = {"ruen": (DATA / "wmt21_news_ruen_da", "da_z"), "demo": (DATA / "wmt21_news_ende", "mqm")}
 VARIANTS = ("sacrebleu", "intl", "char")
 REL = 1e-9
 
@@ -108,7 +108,7 @@ def variant_options(name: str) -> dict[str, Any]:
 def prepare(name: str, variants: tuple[str, ...]) -> dict[str, Any]:
     """Sentence and corpus BLEU of every variant (all references) and the human scores, higher is better."""
     from harness.core.bleu import corpus_score, sentence_scores
-    from harness.core.options import make_options
+    from harness.core.options import make_options, sentence_options
     from harness.job.human import read_human_tsv
     from harness.text.pipeline import systems_statistics
 
@@ -134,7 +134,8 @@ def prepare(name: str, variants: tuple[str, ...]) -> dict[str, Any]:
     for v in variants:
         opts = make_options(**variant_options(v))
         st = systems_statistics([hyps[i] for i in idx], refs, opts)
-        sent[v] = np.stack([np.asarray(sentence_scores(s, opts).score, dtype=np.float64) for s in st])
+        sent_opts = sentence_options(opts)  # sentBLEU (effective order on), as the job's segment level
+        sent[v] = np.stack([np.asarray(sentence_scores(s, sent_opts).score, dtype=np.float64) for s in st])
         corpus[v] = np.array([corpus_score(s, opts).score for s in st])
     return {"name": name, "kind": kind, "systems": keep, "sent": sent, "corpus": corpus,
             "hseg": np.stack([human.seg[s] for s in keep]), "hsys": np.array([human.sys[s] for s in keep])}
@@ -394,7 +395,7 @@ def main(argv: list[str] | None = None) -> int:
                          "without it the benchmark is skipped")
     ap.add_argument("--quick", action="store_true",
                     help="smoke run: 2 variants, 100 draws (10 for the slow tests), 1 repeat")
-    ap.add_argument("--datasets", default="deen,demo", help="comma-separated: deen, demo (default both)")
+    ap.add_argument("--datasets", default="ruen,demo", help="comma-separated: ruen, demo (default both)")
     ap.add_argument("--variants", default=None, help=f"comma-separated variants (default {','.join(VARIANTS)})")
     ap.add_argument("--draws", type=int, default=None,
                     help="draws of the PERM-BOTH tests of Pearson and pairwise accuracy (default 1000)")

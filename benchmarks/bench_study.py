@@ -1,8 +1,8 @@
 """Benchmark: a whole correlation study, the harness against what a user would write instead (issue 15, item 5).
 
 The work of the demo job, done twice side by side in one run, on the demo (WMT21 en-de, 9 systems incl. the human
-translation ref-A, refs ref-C/ref-D, MQM) and on WMT21 de-en (19 systems, 1000 segments, refs ref-A/ref-B, sparse
-crowd DA in two kinds, ``da_z`` and ``da_raw``):
+translation ref-A, refs ref-C/ref-D, MQM) and on WMT21 ru-en (10 systems, 1000 segments, refs ref-A/ref-B, sparse
+crowd DA in two kinds, ``da_z`` and ``da_raw``, aligned through ``seg_map.tsv``):
 
 - **harness**: the ``harness`` job with the same variants, every single reference and both (``dataset.refsets=each``),
   ``n_samples``/``seed`` as given, tracking into a fresh SQLite store. Measured twice: as a whole process (the
@@ -12,7 +12,8 @@ crowd DA in two kinds, ``da_z`` and ``da_raw``):
   the time goes (the job's functions wrapped with timers: nested rows are parts of the row above them).
 - **peer** (one script in a fresh process, whole-process and after-imports times): sacrebleu 2.x public API for
   every system x reference set x variant (``BLEU(references=...)`` as sacrebleu's CLI caches the references,
-  ``corpus_score(n_bootstrap=n_samples)`` for the score and its interval, ``sentence_score`` for every segment,
+  ``corpus_score(n_bootstrap=n_samples)`` for the score and its interval, ``sentence_score`` with effective order
+  on for every segment (sacrebleu's ``sentence_bleu``, WMT's sentBLEU, as the job's segment level),
   ``PairedTest(test_type='bs')`` once per baseline for all pairs); scipy.stats for the correlations with every
   human kind (system level: ``pearsonr``/``spearmanr``/``kendalltau`` of corpus BLEU, with and without the human
   translation, with a bootstrap interval from a Python loop over ``n_samples`` resamples that rescore each system
@@ -36,7 +37,7 @@ reported next to wall seconds (prefer them when the load is high).
 
     python benchmarks/bench_study.py --quick            # demo only, 2 variants, 100 resamples: about a minute
     python benchmarks/bench_study.py                    # both datasets, full job: the peer takes minutes
-    python benchmarks/bench_study.py --datasets deen --repeat 3 --markdown-out /tmp/study.md
+    python benchmarks/bench_study.py --datasets ruen --repeat 3 --markdown-out /tmp/study.md
 """
 
 from __future__ import annotations
@@ -59,7 +60,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 DATA = ROOT / "harness" / "data"
 VENV_BIN = Path(sys.executable).parent
-DATASETS = {"demo": DATA / "wmt21_news_ende", "deen": DATA / "wmt21_news_deen_da"}
+DATASETS = {"demo": DATA / "wmt21_news_ende", "ruen": DATA / "wmt21_news_ruen_da"}
 #: Variants both sides run: conf/bleu/<name>.yaml of the harness, sacrebleu's BLEU options for the peer.
 VARIANTS = ("sacrebleu", "intl", "char", "paper")
 QUICK_VARIANTS = ("sacrebleu", "char")
@@ -150,7 +151,7 @@ def peer_main(cfg: dict[str, Any]) -> dict[str, Any]:
         for vname, opts in cfg["variants"].items():
             metric = BLEU(**opts, references=[refs[r] for r in refset])  # references tokenized once (the CLI)
             metric_of[(rname, vname)] = metric
-            sent_metric = BLEU(**opts)
+            sent_metric = BLEU(**{**opts, "effective_order": True})  # sentBLEU, as the job's segment level
             for s in systems:
                 with Phase("corpus BLEU + bootstrap CI (corpus_score)"):
                     res = metric.corpus_score(hyps[s], None, n_bootstrap=n_samples)
@@ -660,7 +661,7 @@ def main(argv: list[str] | None = None) -> int:
                                  epilog="Prints a markdown section (tables) on stdout; progress on stderr.")
     ap.add_argument("--quick", action="store_true",
                     help="smoke run: demo only, variants sacrebleu+char, 100 resamples, no repeats")
-    ap.add_argument("--datasets", default=None, help="comma-separated: demo, deen (default both; --quick: demo)")
+    ap.add_argument("--datasets", default=None, help="comma-separated: demo, ruen (default both; --quick: demo)")
     ap.add_argument("--variants", default=None,
                     help=f"comma-separated sacrebleu variants (default {','.join(VARIANTS)})")
     ap.add_argument("--n-samples", type=int, default=None, help="resamples for intervals and tests (default 1000)")
@@ -682,7 +683,7 @@ def main(argv: list[str] | None = None) -> int:
         Path(out_path).write_text(json.dumps(out))
         return 0
 
-    datasets = (args.datasets or ("demo" if args.quick else "demo,deen")).split(",")
+    datasets = (args.datasets or ("demo" if args.quick else "demo,ruen")).split(",")
     for d in datasets:
         if d not in DATASETS:
             ap.error(f"unknown dataset {d!r}; choose from {', '.join(DATASETS)}")

@@ -206,8 +206,9 @@ def _legend(result: JobResult) -> str:
         parts.append(f"95% bootstrap intervals, {result.spec.n_samples} resamples")
     for h in result.inputs.human:
         sources = set(h.sys_source.values())
-        where = ("as published (sys.tsv)" if sources == {"sys.tsv"} else
-                 "means of the judged segments" if sources == {"segments"} else "sys.tsv, else the segments' means")
+        file = h.sys_path.name if h.sys_path is not None else "sys.tsv"
+        where = (f"as published ({file})" if sources == {file} else
+                 "means of the judged segments" if sources == {"segments"} else f"{file}, else the segments' means")
         parts.append(f"{h.name}: {where}")
     return "; ".join(parts) or "no intervals"
 
@@ -246,6 +247,9 @@ def print_summary(outcome: Outcome, out: TextIO) -> None:
     for v in variants:
         sig = next(c.score.signature for c in result.cells if c.variant.name == v and c.refset == full)
         out.write(f"{v}: {sig}\n")
+    eff = [v.name for v in result.spec.variants if v.sentence.effective_order != v.options.effective_order]
+    if eff:
+        out.write(f"segment level (sentence BLEU, WMT's sentBLEU): the same with eff:yes for {', '.join(eff)}\n")
     out.write(f"\n{len(result.cells)} scores ({result.cache_misses} statistics computed, {result.cache_hits} from "
               f"cache) in {outcome.seconds:.1f} s\n")
     out.write(f"tables and report: {outcome.folder}  (report.md, system_scores.parquet, segment_scores.parquet, "

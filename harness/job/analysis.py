@@ -14,6 +14,7 @@ paper's protocol, from the statistics alone (nothing is re-tokenized), into one 
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import math
 from typing import Any, Sequence
@@ -30,7 +31,7 @@ from ..core.correlation import (
     system_level_subsets,
 )
 from ..core.options import get_profile
-from ..core.significance import all_pairs, block_protocol, bootstrap_ci, significance_clusters
+from ..core.significance import all_pairs, block_protocol, bootstrap_ci, holm, holm_samples, significance_clusters
 from ..text.pipeline import systems_statistics
 from .comparison import ComparisonResult, compare_job
 from .dataset import refset_name
@@ -55,20 +56,23 @@ from .statistics import Statistics
 
 log = logging.getLogger(__name__)
 
+#: The level of every test of the job: clusters, the report's "significant", the resamples Holm needs.
+ALPHA = 0.05
 #: Segment-level intervals: each resample re-ranks thousands of pairs; 200 resamples keep a job fast.
 SEGMENT_CI_SAMPLES = 200
 PAPER_BLOCKS, PAPER_BLOCK_SIZE = 20, 25
 
 
 def score_cells(spec: JobSpec, inputs: Inputs, statistics: Statistics) -> list[Cell]:
-    """Corpus and sentence BLEU of every system x reference set x variant."""
+    """Corpus and sentence BLEU of every system x reference set x variant (sentence BLEU under the variant's
+    segment-level options, ``variant.sentence``: WMT's sentBLEU by default)."""
     cells = []
     for refset in inputs.refsets:
         for variant in spec.variants:
             for system in inputs.systems:
                 used = inputs.refs_for(system, refset)
                 stats = statistics.of(system, used, variant.options)
-                sentence = np.asarray(sentence_scores(stats, variant.options).score, dtype=np.float64)
+                sentence = np.asarray(sentence_scores(stats, variant.sentence).score, dtype=np.float64)
                 sentence.flags.writeable = False
                 cells.append(Cell(system, refset_name(refset), used, variant, stats,
                                   corpus_score(stats, variant.options), sentence))
@@ -102,6 +106,9 @@ def resample(spec: JobSpec, cells: list[Cell], progress: Any = None
         if not _additive(variant):  # said once per variant, not once per reference set
             log.info("variant %s: profile %s is not a function of summed statistics; no intervals or paired tests",
                      variant.name, variant.options.profile)
+    n_systems = max((len(idx) for idx in groups.values()), default=0)
+    pair_samples = system_pair_samples(spec, n_systems, "paired tests between systems") if spec.significance \
+        else spec.n_samples
     for (refset, variant), idx in groups.items():
         group = [cells[i] for i in idx]
         if progress is not None:
@@ -114,10 +121,31 @@ def resample(spec: JobSpec, cells: list[Cell], progress: Any = None
             out[i] = Cell(c.system, c.refset, c.refs_used, c.variant, c.stats, c.score, c.sentence, ci.ci_low,
                           ci.ci_high)
         if spec.significance and len(systems) > 1:
-            comps = all_pairs(systems, fn, "bs", spec.n_samples, spec.seed)
+            comps = all_pairs(systems, fn, "bs", pair_samples, spec.seed)
             comparisons += [SystemComparison(refset, variant, by_label[k.a], by_label[k.b], k) for k in comps]
-            clusters += [Cluster(refset, variant, row) for row in significance_clusters(comps)]
+            clusters += [Cluster(refset, variant, row)
+                         for row in significance_clusters(comps, alpha=ALPHA, holm_adjusted=True)]
     return [out.get(i, c) for i, c in enumerate(cells)], comparisons, clusters
+
+
+def samples_for_holm(spec: JobSpec, n_comparisons: int, what: str | None, smallest: int) -> int:
+    """The resamples of a family of ``n_comparisons`` tests corrected by Holm: ``n_samples``, raised to the fewest
+    with which an adjusted p can reach ``ALPHA`` (:func:`~harness.core.significance.holm_samples`); said once,
+    before the work, when ``what`` names the family."""
+    need = holm_samples(n_comparisons, ALPHA, smallest)
+    if need <= spec.n_samples:
+        return spec.n_samples
+    if what is not None:
+        log.info("%s: Holm's correction over %d comparisons needs more than %d resamples to reach p < %s; using %d "
+                 "(n_samples=%d)", what, n_comparisons, holm_samples(n_comparisons, ALPHA, smallest, step=1) - 1,
+                 ALPHA, need, spec.n_samples)
+    return need
+
+
+def system_pair_samples(spec: JobSpec, n_systems: int, what: str | None = None) -> int:
+    """The resamples of the paired tests between the systems of a reference set and variant (all pairs, one Holm
+    family); the comparison pages of ``compare=`` use them too, so a page's p-value is its table row's."""
+    return samples_for_holm(spec, n_systems * (n_systems - 1) // 2, what, 1)
 
 
 def _human_matrix(cells: Sequence[Cell], human: HumanScores) -> np.ndarray:
@@ -233,7 +261,7 @@ def compare_variants(spec: JobSpec, inputs: Inputs, cells: Sequence[Cell], rows:
     corr = {r.variant: r.correlation.value for r in rows
             if r.human_score == human.name and r.refset == full and r.correlation.level == "system"
             and r.correlation.method == "pearson" and r.include_human == with_human}
-    twins = identical_variants(cells)  # a variant identical to an earlier one is compared once, as that one
+    twins = identical_variants(cells, rows)  # a variant identical to an earlier one is compared once, as that one
     candidates = [v for v in spec.variants if get_profile(v.options.profile).additive and v.name in corr
                   and np.isfinite(corr[v.name]) and v.name not in twins]
     if len(candidates) < 2:
@@ -249,15 +277,18 @@ def compare_variants(spec: JobSpec, inputs: Inputs, cells: Sequence[Cell], rows:
                 np.array([human.sys[c.system.label] for c in group]))
 
     sa, fa, hseg, hsys = inputs_of(best)
+    samples = samples_for_holm(spec, len(candidates) - 1, f"{human.name}: the best variant's r against each other's", 2)
     out = []
     for other in candidates:
         if other.name == best.name:
             continue
         sb, fb, _, _ = inputs_of(other)
         comp = compare_system_correlations(sa, fa, sb, fb, hseg, human_sys=hsys, method="pearson",
-                                           n_samples=spec.n_samples, seed=spec.seed, names=(best.name, other.name))
+                                           n_samples=samples, seed=spec.seed, names=(best.name, other.name))
         out.append(VariantComparison(human.name, BEST_VS_EACH, comp))
-    return out
+    adjusted = holm([c.comparison.p_value for c in out])  # one family: the best variant against each other
+    return [dataclasses.replace(c, comparison=dataclasses.replace(c.comparison, p_holm=float(p)))
+            for c, p in zip(out, adjusted)]
 
 
 def primary_variant(spec: JobSpec) -> Any:
@@ -279,6 +310,7 @@ def pair_comparisons(spec: JobSpec, inputs: Inputs, cells: Sequence[Cell]) -> li
     by_key = {(c.system.label, c.refset, c.variant.name): c for c in cells}
     human = next((h for h in inputs.human if h.has_segments), None)
     where = "the job" if inputs.layout is None else str(inputs.layout.root / "systems")
+    samples = system_pair_samples(spec, len(inputs.systems)) if spec.significance else spec.n_samples
     out = []
     for a, b, refs in comparison_pairs(spec, [(s.label, s.name) for s in inputs.systems], inputs.full_refset,
                                        where):
@@ -289,9 +321,9 @@ def pair_comparisons(spec: JobSpec, inputs: Inputs, cells: Sequence[Cell]) -> li
             stats_a, stats_b = systems_statistics([systems[a].text.lines, systems[b].text.lines],
                                                   [inputs.refs[r].lines for r in refs], variant.options)
         out.append(compare_job(stats_a, stats_b, systems[a].text, systems[b].text, [inputs.refs[r] for r in refs],
-                               inputs.source, human, variant.options, seed=spec.seed, n_samples=spec.n_samples,
+                               inputs.source, human, variant.options, seed=spec.seed, n_samples=samples,
                                label_a=a, label_b=b, dataset=inputs.dataset, refset=refset_name(refs),
-                               variant=variant.name))
+                               variant=variant.name, sentence_opts=variant.sentence))
     return out
 
 
@@ -310,7 +342,7 @@ def analyse(spec: JobSpec, inputs: Inputs, statistics: Statistics, experiment: s
     if (spec.correlation or spec.paper_protocol) and not inputs.human:
         log.info("no human judgments in this job: no correlations")
     if spec.correlation or spec.paper_protocol:
-        for i, human in enumerate(inputs.human):
+        for human in inputs.human:
             found, left_out = correlations(spec, inputs, cells, human, progress)
             if not found:
                 continue
@@ -322,9 +354,9 @@ def analyse(spec: JobSpec, inputs: Inputs, statistics: Statistics, experiment: s
                 ranked, tested = rank_variants(spec, inputs, cells, human, found, progress)
                 rankings += ranked
                 variant_comparisons += tested
-            if spec.paper_protocol and i == 0:
-                pc, blocks, agreement = paper_protocol(spec, inputs, cells)
-                comparisons += pc
+    if spec.paper_protocol:  # blocks and one reference against all need no human scores
+        pc, blocks, agreement = paper_protocol(spec, inputs, cells)
+        comparisons += pc
     pairs = pair_comparisons(spec, inputs, cells)
     return JobResult(spec, inputs, experiment, tuple(cells), tuple(comparisons), tuple(clusters), tuple(rows),
                      tuple(blocks), tuple(agreement), tuple(variant_comparisons), tuple(notes),

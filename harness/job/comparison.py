@@ -16,7 +16,7 @@ import difflib
 import math
 import re
 from collections import Counter
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from itertools import chain
 from typing import Any, Callable, Mapping, Sequence
 
@@ -24,7 +24,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..core.bleu import BleuScore, corpus_score, score_fn, sentence_scores
-from ..core.options import BleuOptions, get_profile
+from ..core.options import BleuOptions, get_profile, sentence_options
 from ..core.resampling import DEFAULT_SEED, check_n_samples, check_seed
 from ..core.significance import bootstrap_ci, compare, paired_test, signature_extra
 from ..core.stats import SegmentStats
@@ -725,12 +725,6 @@ def _top(values: FloatArray, k: int, mask: NDArray[np.bool_]) -> IntArray:
 # --------------------------------------------------------------------------------------------------------------
 
 
-def sentence_options(opts: BleuOptions) -> BleuOptions:
-    """Options of the sentence BLEU that buckets and examples use: sacrebleu's ``sentence_bleu`` turns on
-    effective order, so the sacrebleu profile does too (as ``harness-score --sentence-level``)."""
-    return replace(opts, effective_order=True) if opts.profile == "sacrebleu" else opts
-
-
 def _check_inputs(a: Side, b: Side, references: Sequence[Sequence[str | None]], source: Sequence[str] | None,
                   opts: BleuOptions) -> None:
     if not get_profile(opts.profile).additive:
@@ -769,12 +763,16 @@ def compare_systems(a: Side, b: Side, references: Sequence[Sequence[str | None]]
                     human_name: str | None = None, train_counts: Mapping[str, int] | None = None,
                     train_name: str = "training corpus", n_samples: int = DEFAULT_SAMPLES,
                     seed: int | None = DEFAULT_SEED, top: int = DEFAULT_TOP, n_examples: int = DEFAULT_EXAMPLES,
-                    dataset: str = "", refset: str = "", variant: str = "") -> ComparisonResult:
+                    dataset: str = "", refset: str = "", variant: str = "",
+                    sentence_opts: BleuOptions | None = None) -> ComparisonResult:
     """Compare system B with system A (see the module docstring): ``references`` are reference streams
     (``references[k][i]``, None = absent) that both systems' ``stats`` were counted against under ``opts``;
     ``source`` the source lines or None; ``train_counts`` word frequencies of a training corpus (else the
-    first reference's). Seeded: the same inputs and seed give the same result."""
+    first reference's); ``sentence_opts`` the options of the sentence BLEU of buckets and examples (default
+    :func:`~harness.core.options.sentence_options` of ``opts``: WMT's sentBLEU). Seeded: the same inputs and seed
+    give the same result."""
     opts = opts.resolved()
+    sent = sentence_options(opts) if sentence_opts is None else sentence_opts
     n_samples = check_n_samples(n_samples)
     seed = check_seed(seed)
     if isinstance(top, bool) or not isinstance(top, int) or top < 1:
@@ -797,7 +795,6 @@ def compare_systems(a: Side, b: Side, references: Sequence[Sequence[str | None]]
 
     # 2. BLEU buckets (sub-test-sets)
     ref_len = primary_ref_len(st_a)
-    sent = sentence_options(opts)
     sa = np.asarray(sentence_scores(st_a, sent).score, dtype=np.float64)
     sb = np.asarray(sentence_scores(st_b, sent).score, dtype=np.float64)
     len_bucket = bucket_of(ref_len, LENGTH_CUTOFFS)
@@ -905,8 +902,8 @@ def compare_job(stats_a: SegmentStats, stats_b: SegmentStats, text_a: TextFile, 
                 seed: int | None = DEFAULT_SEED, n_samples: int = DEFAULT_SAMPLES, label_a: str | None = None,
                 label_b: str | None = None, train_counts: Mapping[str, int] | None = None,
                 train_name: str = "training corpus", top: int = DEFAULT_TOP, n_examples: int = DEFAULT_EXAMPLES,
-                dataset: str = "", refset: str = "", variant: str = "", human_name: str | None = None
-                ) -> ComparisonResult:
+                dataset: str = "", refset: str = "", variant: str = "", human_name: str | None = None,
+                sentence_opts: BleuOptions | None = None) -> ComparisonResult:
     """The comparison of a harness job (or ``harness-compare``): the job's already-computed statistics of the two
     systems against ``refs`` (in that order, under ``opts``), their texts, the source or None, and one kind of
     human scores or None (looked up by ``label_a``/``label_b``, ``NAME@VERSION``, default the texts' names;
@@ -926,7 +923,7 @@ def compare_job(stats_a: SegmentStats, stats_b: SegmentStats, text_a: TextFile, 
                            human_name=None if human is None else (human_name or human.name),
                            train_counts=train_counts,
                            train_name=train_name, n_samples=n_samples, seed=seed, top=top, n_examples=n_examples,
-                           dataset=dataset, refset=refset, variant=variant)
+                           dataset=dataset, refset=refset, variant=variant, sentence_opts=sentence_opts)
 
 
 # --------------------------------------------------------------------------------------------------------------

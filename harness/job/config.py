@@ -14,7 +14,7 @@ import difflib
 from dataclasses import MISSING, dataclass, field, fields, is_dataclass, make_dataclass
 from typing import Any, Dict, List, Optional, get_args, get_origin, get_type_hints
 
-from ..core.options import OPTION_NAMES, BleuOptions
+from ..core.options import OPTION_NAMES, SENTENCE_EFFECTIVE_ORDER, BleuOptions
 from ..errors import ConfigError
 
 # The config types of the BLEU options whose Python type OmegaConf cannot hold (tuples, unions with str).
@@ -30,10 +30,12 @@ def _option_field(name: str) -> tuple[str, Any, Any]:
     return name, typ, field(default=None if default is MISSING else default)
 
 
-#: One BLEU variant (``conf/bleu/NAME.yaml``): its ``name`` and every BLEU option (:data:`OPTION_NAMES`, the one
-#: option list); null = the profile's default.
+#: One BLEU variant (``conf/bleu/NAME.yaml``): its ``name``, every BLEU option (:data:`OPTION_NAMES`, the one
+#: option list; null = the profile's default) and ``sentence_effective_order``, the effective order of its segment
+#: level (null = the profile's: on where the profile has it, as sacrebleu's ``sentence_bleu``, WMT's sentBLEU).
 BleuVariantConfig = make_dataclass("BleuVariantConfig",
-                                   [("name", str, field(default="???")), *map(_option_field, OPTION_NAMES)])
+                                   [("name", str, field(default="???")), *map(_option_field, OPTION_NAMES),
+                                    (SENTENCE_EFFECTIVE_ORDER, Optional[bool], field(default=None))])
 
 
 @dataclass

@@ -40,10 +40,11 @@ class HumanScores:
     """One kind of human judgments for the systems of a dataset (systems named by their file stem).
 
     ``seg`` maps a system to a read-only float64 array with one entry per segment (NaN where not judged);
-    ``sys`` maps a system to its system-level score and ``sys_source`` says where each came from (``sys.tsv`` or
-    ``segments``, the mean of its judged segments). ``differs`` lists the systems whose ``sys.tsv`` score is not
-    the mean of their segment scores. The numbers are kept as found; :meth:`oriented` gives the "higher is
-    better" view that correlations use. ``missing``: systems of the dataset without any score.
+    ``sys`` maps a system to its system-level score and ``sys_source`` says where each came from (the name of the
+    system-level file, e.g. ``sys.tsv``, or ``segments``, the mean of its judged segments). ``differs`` lists the
+    systems whose ``sys.tsv`` score is not the mean of their segment scores. The numbers are kept as found;
+    :meth:`oriented` gives the "higher is better" view that correlations use. ``missing``: systems of the dataset
+    without any score.
     """
 
     name: str
@@ -210,6 +211,7 @@ def read_human_tsv(
     seg = read_seg_tsv(seg_path, systems=systems, n_segments=n_segments) if seg_path is not None else {}
     sys_rows = read_sys_tsv(sys_path, systems=systems, n_segments=n_segments) if sys_path is not None else {}
     warnings: list[str] = []
+    sys_name = "sys.tsv" if sys_path is None else Path(sys_path).name  # the file as the dataset names it
     n_scored = {k: int(np.count_nonzero(~np.isnan(v))) for k, v in seg.items()}
     sys_scores: dict[str, float] = {}
     source: dict[str, str] = {}
@@ -218,7 +220,7 @@ def read_human_tsv(
     for system in systems:
         if system in sys_rows:
             value, count = sys_rows[system]
-            sys_scores[system], source[system] = value, "sys.tsv"
+            sys_scores[system], source[system] = value, sys_name
             if system in seg:
                 if count is not None and count != n_scored[system]:
                     counts_differ.append(f"{system} ({count} vs {n_scored[system]})")
@@ -230,11 +232,11 @@ def read_human_tsv(
         elif n_scored.get(system):
             sys_scores[system], source[system] = float(np.nanmean(seg[system])), "segments"
     if differs:
-        warnings.append(f"{name}: the published system scores (sys.tsv) of {', '.join(differs)} differ from the mean "
-                        "of their segment scores by more than 1e-6; the system-level correlations use sys.tsv")
+        warnings.append(f"{name}: the published system scores ({sys_name}) of {', '.join(differs)} differ from the "
+                        f"mean of their segment scores by more than 1e-6; the system-level correlations use {sys_name}")
     if counts_differ:
-        warnings.append(f"{name}: sys.tsv n_segments differs from the segments scored in seg.tsv for "
-                        + ", ".join(counts_differ))
+        warnings.append(f"{name}: {sys_name} n_segments differs from the segments scored in "
+                        f"{Path(seg_path).name if seg_path is not None else 'seg.tsv'} for " + ", ".join(counts_differ))
     sparse = [f"{s} ({c} of {n_segments})" for s, c in n_scored.items() if s in seg and 0 < c < n_segments]
     if sparse:
         warnings.append(f"{name}: segment scores for part of the segments only: {', '.join(sparse)}")

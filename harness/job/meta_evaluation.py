@@ -28,9 +28,12 @@ from .result import Cell, CorrelationResult, VariantComparison, VariantRank
 from .spec import JobSpec
 
 # - ``pairwise_accuracy`` (system level): on the systems with a system-level human score;
-# - ``soft_pairwise_accuracy`` (system level): the variant's *sentence* BLEU as segment scores, as MTME does for
-#   BLEU, on the segments every compared system has a human score for; ``soft_pairwise_accuracy_corpus`` permutes
-#   corpus-BLEU statistics instead (corpus BLEU is not a sum of sentence BLEU);
+# - ``soft_pairwise_accuracy`` (system level): the variant's *sentence* BLEU (sentBLEU) as segment scores, as MTME
+#   does for BLEU, on the segments every compared system has a human score for; ``soft_pairwise_accuracy_corpus``
+#   permutes corpus-BLEU statistics instead (corpus BLEU is not a sum of sentence BLEU). MTME's permutation
+#   p-values are one-sided for each pair (i, j), i < j, so its value depends on the order of the systems (two
+#   identical systems, one before and one after a third, move it); the systems are taken in sorted order of their
+#   names (``sorted``, code points), and the value is MTME's for that order;
 # - ``acc_eq`` (segment level, grouped by item), with its tie threshold ``epsilon``.
 #
 # With ``meta_eval``, the variants are ranked by each statistic (and by system- and segment-level Pearson) into
@@ -61,7 +64,8 @@ def _subsets(inputs: Inputs) -> list[bool]:
 
 def wmt_statistics(spec: JobSpec, inputs: Inputs, cells: Sequence[Cell], human: HumanScores
                    ) -> list[CorrelationResult]:
-    """The WMT statistics of every variant (full reference set), both subsets, one kind of human scores."""
+    """The WMT statistics of every variant (full reference set), both subsets, one kind of human scores, each with
+    its trivial baseline (:func:`baselines`)."""
     human = human.oriented()
     full = refset_name(inputs.full_refset)
     rows: list[CorrelationResult] = []
@@ -74,12 +78,18 @@ def wmt_statistics(spec: JobSpec, inputs: Inputs, cells: Sequence[Cell], human: 
         if len(labels) < 2:
             continue
         bleu = np.array([[c.score.score for c in groups[v.name]] for v in spec.variants])
-        accuracies, n_pairs = mtme.pairwise_accuracy(bleu, np.array([human.sys[s] for s in labels]))
+        human_sys = np.array([human.sys[s] for s in labels])
+        accuracies, n_pairs = mtme.pairwise_accuracy(bleu, human_sys)
+        base: dict[str, float] = {"pairwise_accuracy": random_order_accuracy(human_sys)}
+
+        def row(variant: str, level: str, method: str, value: float, n: int, **kw: Any) -> CorrelationResult:
+            return _row(full, variant, human.name, include_human, level, method, value, n,
+                        baseline=base.get(method, NAN), **kw)
+
         for variant, acc in zip(spec.variants, accuracies):
             group = groups[variant.name]
-            rows.append(_row(full, variant.name, human.name, include_human, "system", "pairwise_accuracy", acc,
-                             n_pairs))
-            judged = [c for c in group if c.system.label in human.seg]
+            rows.append(row(variant.name, "system", "pairwise_accuracy", acc, n_pairs))
+            judged = sorted((c for c in group if c.system.label in human.seg), key=lambda c: c.system.label)
             if len(judged) < 2:
                 continue
             hseg = np.stack([human.seg[c.system.label] for c in judged])
@@ -90,21 +100,37 @@ def wmt_statistics(spec: JobSpec, inputs: Inputs, cells: Sequence[Cell], human: 
             block_h = hseg[np.ix_(systems, segments)]
             if human_p is None or human_p.shape[0] != systems.size:
                 human_p = mtme.pairwise_p_values(block_h)
+                base.update(segment_baselines(human_p, hseg))
             n_block = int(systems.size * segments.size)
             spa = mtme.soft_pairwise_accuracy(sent, hseg, human_p_values=human_p)
-            rows.append(_row(full, variant.name, human.name, include_human, "system", "soft_pairwise_accuracy", spa,
-                             n_block))
+            rows.append(row(variant.name, "system", "soft_pairwise_accuracy", spa, n_block))
             if get_profile(variant.options.profile).additive:
                 block_labels = [judged[i].system.label for i in systems]
                 metric_p = _corpus_p_values(corpus_p, variant, block_labels, segments,
                                             lambda: stack([judged[i].stats for i in systems], variant.options))
-                rows.append(_row(full, variant.name, human.name, include_human, "system",
-                                 "soft_pairwise_accuracy_corpus", mtme.one_minus_pce(human_p, metric_p), n_block))
+                rows.append(row(variant.name, "system", "soft_pairwise_accuracy_corpus",
+                                mtme.one_minus_pce(human_p, metric_p), n_block))
             found = mtme.acc_eq(sent, hseg)
             n_items = int((np.isfinite(hseg).sum(axis=0) >= 2).sum())
-            rows.append(_row(full, variant.name, human.name, include_human, "segment", "acc_eq", found.value, n_items,
-                             grouping="item", epsilon=found.epsilon))
+            rows.append(row(variant.name, "segment", "acc_eq", found.value, n_items, grouping="item",
+                            epsilon=found.epsilon))
     return rows
+
+
+def random_order_accuracy(human_sys: np.ndarray) -> float:
+    """The trivial baseline of pairwise accuracy: what ordering the systems at random scores on average, 0.5 of
+    the pairs the humans order (a pair the humans tie is never matched by a strict order)."""
+    i, j = np.triu_indices(human_sys.size, 1)
+    return float(0.5 * np.count_nonzero(human_sys[i] != human_sys[j]) / i.size) if i.size else NAN
+
+
+def segment_baselines(human_p: np.ndarray, human_seg: np.ndarray) -> dict[str, float]:
+    """The trivial baselines of the statistics from segment scores, through the statistics' own code:
+    soft pairwise accuracy of a metric undecided on every pair (every permutation p-value 0.5), and acc_eq of a
+    metric that calls every pair a tie (a constant: acc_eq is then the humans' tie rate, averaged over items)."""
+    undecided = mtme.one_minus_pce(human_p, np.full_like(human_p, 0.5))
+    ties = mtme.acc_eq(np.where(np.isnan(human_seg), np.nan, 0.0), human_seg).value
+    return {"soft_pairwise_accuracy": undecided, "soft_pairwise_accuracy_corpus": undecided, "acc_eq": ties}
 
 
 def _corpus_p_values(done: dict[str, tuple[list[str], np.ndarray, np.ndarray]], variant: Any, labels: list[str],
@@ -127,9 +153,10 @@ def _corpus_p_values(done: dict[str, tuple[list[str], np.ndarray, np.ndarray]], 
 
 
 def _row(refset: str, variant: str, kind: str, include_human: bool, level: str, method: str, value: float, n: int,
-         grouping: str = "none", epsilon: float = NAN) -> CorrelationResult:
+         grouping: str = "none", epsilon: float = NAN, baseline: float = NAN) -> CorrelationResult:
     return CorrelationResult(refset, variant, kind, include_human,
-                             Correlation(level, method, grouping, float(value), NAN, NAN, NAN, int(n)), epsilon)
+                             Correlation(level, method, grouping, float(value), NAN, NAN, NAN, int(n)), epsilon,
+                             baseline)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -198,8 +225,8 @@ def rank_variants(spec: JobSpec, inputs: Inputs, cells: Sequence[Cell], human: H
     include_human = not any(s.human for s in inputs.systems)
     by_variant = {v.name: _subset_cells(cells, v.name, full, include_human) for v in spec.variants}
     first = next(iter(by_variant.values()))
-    sys_labels = [c.system.label for c in first if c.system.label in human.sys]
-    seg_labels = [c.system.label for c in first if c.system.label in human.seg]
+    sys_labels = sorted(c.system.label for c in first if c.system.label in human.sys)
+    seg_labels = sorted(c.system.label for c in first if c.system.label in human.seg)  # SPA's order (see above)
     ranks: list[VariantRank] = []
     comparisons: list[VariantComparison] = []
     value_of = {(r.variant, r.correlation.level, r.correlation.method): r.correlation.value for r in rows

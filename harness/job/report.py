@@ -10,8 +10,8 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-from ..core.significance import holm
 from .result import BEST_VS_EACH, CorrelationResult, JobResult, VariantComparison
+from .result import equal_parts
 from .result import identical_variants as identical
 
 PAPER_R = {"monolingual": 0.99, "bilingual": 0.96}
@@ -79,8 +79,9 @@ def _ordinal(n: int) -> str:
 
 
 def identical_variants(result: JobResult) -> dict[str, str]:
-    """Variants whose every score equals an earlier variant's (shown once); see :func:`.result.identical_variants`."""
-    return identical(result.cells)
+    """Variants every number of which equals an earlier variant's (shown once); see
+    :func:`.result.identical_variants`."""
+    return identical(result.cells, result.correlations, result.clusters, result.comparisons)
 
 
 def shown_variants(result: JobResult) -> list[str]:
@@ -128,13 +129,20 @@ def header(result: JobResult) -> str:
                  f"{plural(len(inputs.refsets), 'reference set')} x {plural(len(result.spec.variants), 'BLEU variant')}.")
     for h in inputs.human:
         direction = "higher is better" if h.higher_is_better else "lower is better (negated for correlations)"
-        level = "published system scores (sys.tsv)" if h.sys_path is not None else "the mean of the judged segments"
+        level = f"published system scores ({h.sys_path.name})" if h.sys_path is not None \
+            else "the mean of the judged segments"
         text = f"Human scores `{h.name}` ({direction}): system level from {level}"
         text += f", segment scores in {h.seg_path.name}" if h.seg_path is not None else ", no segment scores"
         if h.differs:
             text += (f"; the published system scores of {listing(list(h.differs))} differ from the mean of their "
                      "segment scores by more than 1e-6, and the system-level correlations use the published ones")
         lines.append(text + ".")
+    if inputs.seg_map is not None:
+        m = inputs.seg_map
+        docs = f", {plural(m.n_documents, 'document')}" if m.n_documents else ""
+        lines.append(f"Segment judgments are placed on lines through `seg_map.tsv` (`{m.id_name}` of each line{docs}), "
+                     "checked: one row per line, ids unique" + (", consecutive within each document" if docs else "")
+                     + ".")
     if not inputs.human:
         lines.append("No human scores: no correlations.")
     lines += ["", "Inputs (SHA-256, first 12 digits): " + ", ".join(
@@ -163,10 +171,15 @@ def systems_section(result: JobResult) -> str:
             rows.append(row)
         out += [f"### References: {refset}", "", table(["system"] + variants, rows), ""]
     for name, earlier in same.items():
-        out += [f"Variant `{name}` gives exactly the scores of `{earlier}` on this data; it is shown once, as "
-                f"`{earlier}`.", ""]
-    sigs = sorted({(c.variant.name, c.score.signature) for c in result.cells})
-    out += ["Signatures:", ""] + [f"- `{v}`: `{s}`" for v, s in sigs] + [""]
+        out += [f"Variant `{name}` gives every number of `{earlier}` on this data (corpus and sentence BLEU, "
+                f"intervals, tests, correlations); it is shown once, as `{earlier}`.", ""]
+    for name, (earlier, equal, differ) in equal_parts(result.cells, result.correlations, result.clusters,
+                                                      result.comparisons).items():
+        out += [f"Variant `{name}` gives the {listing(equal)} of `{earlier}` on this data; its {listing(differ)} "
+                f"differ, so both are shown.", ""]
+    sigs = sorted({(c.variant.name, c.score.signature, c.sentence_signature) for c in result.cells})
+    out += ["Signatures (corpus BLEU; sentence BLEU, which every segment-level number uses):", ""]
+    out += [f"- `{v}`: `{s}`; sentence: `{t}`" for v, s, t in sigs] + [""]
     out += ["Bracketed: 95% bootstrap interval (sacrebleu's convention: mean +- half the 2.5-97.5% range, "
             f"{result.spec.n_samples} resamples of segments, seed {result.spec.seed}).", ""]
     return "\n".join(out)
@@ -176,12 +189,20 @@ def significance_section(result: JobResult) -> str:
     if not result.clusters:
         return ""
     same = identical_variants(result)
-    n = result.spec.n_samples
+    tests = [c.comparison for c in result.comparisons if c.comparison.test == "paired_bs"]
+    n = tests[0].n_samples if tests else result.spec.n_samples
+    n_systems = len({c.row.system for c in result.clusters if (c.refset, c.variant) == (result.clusters[0].refset,
+                                                                                       result.clusters[0].variant)})
+    m = n_systems * (n_systems - 1) // 2
+    raised = f"; n_samples={result.spec.n_samples} raised so that Holm's correction can reach p < {ALPHA}" \
+        if n > result.spec.n_samples else ""
     out = ["## Significance", "",
-           f"Paired bootstrap resampling ({n} resamples, seed {result.spec.seed}) between all pairs of systems; a "
-           "new cluster starts where a system is significantly worse (p < 0.05) than the best system of the current "
-           "cluster, by per-pair p-values. Holm-Bonferroni adjusted p-values are in `significance.parquet` "
-           f"(`p_holm`); the smallest bootstrap p-value is 1/{n + 1}.", ""]
+           f"Paired bootstrap resampling ({n} resamples, seed {result.spec.seed}{raised}) between all "
+           f"{plural(m, 'pair')} of systems, Holm-Bonferroni adjusted over the {plural(m, 'pair')} of each reference "
+           f"set and variant; a new cluster starts where a system is significantly worse (adjusted p < {ALPHA}) than "
+           "the best system of the current cluster. `significance.parquet` has both p-values (`p_value`, `p_holm`), "
+           f"`system_scores.parquet` the clusters (`cluster`); the smallest adjusted p-value here is "
+           f"{m}/{n + 1} = {fmt_p(min(1.0, m / (n + 1)))}.", ""]
     groups: dict[tuple[str, str], dict[int, list[str]]] = {}
     for c in result.clusters:
         if c.variant in same:
@@ -203,7 +224,8 @@ def correlation_section(result: JobResult, kind: str) -> str:
     has_human = not _subset(result)
     h = next(x for x in result.inputs.human if x.name == kind)
     out = [f"## Correlation with human judgments: {kind}", ""]
-    level = "published system scores (sys.tsv)" if h.sys_path is not None else "the mean of each system's judged segments"
+    level = f"published system scores ({h.sys_path.name})" if h.sys_path is not None \
+        else "the mean of each system's judged segments"
     out += [f"System level: corpus BLEU vs {level}, references {full}; 95% bootstrap intervals over segments "
             f"({result.spec.n_samples} resamples, seed {result.spec.seed}).", ""]
     cols = [("pearson", False), ("spearman", False), ("kendall", False)] if has_human else \
@@ -241,11 +263,28 @@ def correlation_section(result: JobResult, kind: str) -> str:
     no_segments = f"; {listing(missing)} need segment scores, which `{kind}` does not have" \
         if missing and not h.seg else ""
     if shown:
+        found = {(v, k): _corr(result, kind, v, full, wmt[k][0], wmt[k][1], not has_human, wmt[k][2])
+                 for v in variants for k in shown}
+        base = [next((r.baseline for (_, j), r in found.items() if j == k and r is not None), math.nan)
+                for k in shown]
+        no_better = []
+        for k, b in zip(shown, base):
+            worse = [v for v in variants if found[(v, k)] is not None and math.isfinite(b)
+                     and found[(v, k)].correlation.value <= b]
+            if worse:
+                no_better.append(f"{wmt[k][3]}: {listing(worse)}")
         out += ["WMT meta-evaluation statistics (google-research/mt-metrics-eval), references " + full
                 + (" (MT systems only)" if has_human else "") + ": "
-                + listing([wmt[k][4] for k in shown]) + no_segments + ".", "",
-                table(["variant"] + [wmt[k][3] for k in shown], [[v] + [cells[v][k] for k in shown] for v in variants]),
-                ""]
+                + listing([wmt[k][4] for k in shown]) + no_segments + ". Soft pairwise accuracy takes the systems "
+                "in sorted order of their names (MTME's one-sided p-values depend on the order).", "",
+                table(["variant"] + [wmt[k][3] for k in shown],
+                      [[v] + [cells[v][k] for k in shown] for v in variants]
+                      + [["*trivial baseline*"] + [fmt(b, 3) for b in base]]), "",
+                "Trivial baselines, on the same systems and segments: pairwise accuracy of ordering the systems at "
+                "random (0.5 of the pairs the humans order), soft pairwise accuracy of a metric undecided on every "
+                "pair (every p-value 0.5), acc_eq of calling every pair a tie (the humans' tie rate). "
+                + ("No better than its baseline: " + "; ".join(no_better) + "." if no_better
+                   else "Every variant does better than each baseline."), ""]
     seg_cols = [("pearson", "none"), ("kendall", "none"), ("kendall", "item"), ("kendall_like", "none")]
     rows = [[v] + [with_ci(_corr(result, kind, v, full, "segment", m, not has_human, g)) for m, g in seg_cols]
             for v in variants]
@@ -308,8 +347,9 @@ def best_vs_each(result: JobResult, kind: str) -> list[VariantComparison]:
 
 
 def variant_comparison_lines(comps: Sequence[VariantComparison]) -> tuple[list[str], list[tuple[str, float]]]:
-    """Holm-corrected comparisons of the best variant with every other: rows and (other, adjusted p)."""
-    adjusted = holm([c.comparison.p_value for c in comps])
+    """Holm-corrected comparisons of the best variant with every other (``p_holm`` of the table): rows and
+    (other, adjusted p)."""
+    adjusted = [c.comparison.p_holm for c in comps]
     return ([f"| {c.comparison.a} | {c.comparison.b} | {c.comparison.value_a:.3f} | {c.comparison.value_b:.3f} | "
              f"{c.comparison.delta:.3f} | {fmt_p(c.comparison.p_value)} | {fmt_p(float(p))} | "
              f"[{fmt(c.comparison.ci_low, 3)}, {fmt(c.comparison.ci_high, 3)}] |" for c, p in zip(comps, adjusted)],
@@ -365,11 +405,19 @@ def discussion(result: JobResult) -> str:
                     text += ": BLEU and the judges agree on its rank."
                 lines.append(text)
         seg = _corr(result, kind, first, full, "segment", "kendall", subset)
-        if seg is not None:
+        pooled = _corr(result, kind, first, full, "segment", "pearson", subset)
+        if seg is not None and pooled is not None:
             judged_pairs, total = _judged_pairs(result, kind)
-            lines.append(f"- **Segment level ({kind}).** Kendall tau-b of sentence BLEU ({first}) vs segment scores "
-                         f"= {with_ci(seg)} on {judged_pairs:,} judged pairs"
-                         + (f" of {total:,}" if judged_pairs < total else "") + ".")
+            text = (f"- **Segment level ({kind}).** Sentence BLEU ({first}) vs segment scores, pooled over "
+                    f"{judged_pairs:,} judged pairs" + (f" of {total:,}" if judged_pairs < total else "")
+                    + f": Pearson r = {with_ci(pooled)}, Kendall tau-b = {with_ci(seg)}.")
+            c = pooled.correlation
+            if math.isfinite(c.ci_low) and c.ci_low <= 0 <= c.ci_high:
+                text += (" The interval of r includes 0: on these judgments sentence BLEU shows no relation with the "
+                         "humans, which is what judgments placed on the wrong segments look like; check how their "
+                         "segment ids map to lines" + (" (seg_map.tsv)" if result.inputs.seg_map is not None else "")
+                         + ".")
+            lines.append(text)
         comps = best_vs_each(result, kind)
         if comps:
             best = comps[0].comparison.a
@@ -408,8 +456,9 @@ def comparisons_section(result: JobResult) -> str:
         comps = best_vs_each(result, kind)
         rows, _ = variant_comparison_lines(comps)
         out += [f"System-level Pearson r ({kind}, MT systems, all references): the best variant against each "
-                f"other, paired bootstrap over segments ({result.spec.n_samples} resamples, both variants on the same "
-                "resamples); Holm's correction over the comparisons.", "",
+                "other, paired bootstrap over segments "
+                f"({max(c.comparison.n_samples for c in comps)} resamples, both variants on the same resamples); "
+                "Holm's correction over the comparisons.", "",
                 "| best | other | r best | r other | delta (other - best) | p | p (Holm) | 95% CI of delta |",
                 "|---|---|---|---|---|---|---|---|", *rows, ""]
     return "\n".join(out)

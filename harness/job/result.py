@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Iterable
+from typing import Any, Iterable
 
 import numpy as np
 from numpy.typing import NDArray
@@ -13,6 +13,7 @@ from numpy.typing import NDArray
 from ..core.bleu import BleuScore
 from ..core.correlation import Agreement, Correlation
 from ..core.significance import ClusterRow, Comparison
+from ..core.signature import signature
 from ..core.stats import SegmentStats
 from .comparison import ComparisonResult
 from .inputs import Inputs, SystemInput
@@ -35,6 +36,11 @@ class Cell:
     sentence: NDArray[np.float64]
     ci_low: float = NAN
     ci_high: float = NAN
+
+    @property
+    def sentence_signature(self) -> str:
+        """The signature of the sentence scores (the variant's segment-level options: ``eff:yes`` for sentBLEU)."""
+        return signature(self.variant.sentence, self.stats.nrefs_label)
 
 
 @dataclass(frozen=True)
@@ -60,7 +66,8 @@ class Cluster:
 @dataclass(frozen=True)
 class CorrelationResult:
     """One correlation of a variant's BLEU with one kind of human scores; ``epsilon``: the tie threshold of
-    ``acc_eq`` (NaN for the other statistics); ``n_judged``: segments with a human score in the data it used."""
+    ``acc_eq`` (NaN for the other statistics); ``baseline``: the value of the statistic's trivial baseline on the
+    same data (WMT statistics: ordering at random, an undecided metric, calling every pair a tie; else NaN)."""
 
     refset: str
     variant: str
@@ -68,6 +75,7 @@ class CorrelationResult:
     include_human: bool
     correlation: Correlation
     epsilon: float = NAN
+    baseline: float = NAN
 
 
 @dataclass(frozen=True)
@@ -118,20 +126,80 @@ class VariantRank:
     rank: int
 
 
-def identical_variants(cells: Iterable[Cell]) -> dict[str, str]:
-    """Variants whose every score equals an earlier variant's (e.g. ``paper`` = ``sacrebleu`` when no system's
-    corpus has an order without matches): ``{variant: the earlier one}``."""
-    scores: dict[str, list[float]] = {}
+def _numbers(values: Iterable[float]) -> tuple[float, ...]:
+    """Values compared as the report shows them: NaN equal to NaN (``-0.0`` and ``0.0`` alike)."""
+    return tuple("nan" if isinstance(v, float) and math.isnan(v) else float(v) for v in values)
+
+
+def variant_numbers(cells: Iterable[Cell], correlations: Iterable[CorrelationResult] = (),
+                    clusters: Iterable[Cluster] = (), comparisons: Iterable[SystemComparison] = ()
+                    ) -> dict[str, dict[str, Any]]:
+    """What a job shows of each variant, by part: ``corpus`` (scores), ``intervals``, ``sentence`` (scores),
+    ``correlations`` (values, intervals, epsilons, baselines), ``significance`` (clusters and paired tests)."""
+    out: dict[str, dict[str, Any]] = {}
+
+    def part(variant: str, name: str) -> list[Any]:
+        return out.setdefault(variant, {}).setdefault(name, [])
+
     for c in cells:
-        scores.setdefault(c.variant.name, []).append(c.score.score)
+        key = (c.refset, c.system.label)
+        part(c.variant.name, "corpus").append((key, c.score.score))
+        part(c.variant.name, "intervals").append((key, _numbers((c.ci_low, c.ci_high))))
+        part(c.variant.name, "sentence").append((key, np.asarray(c.sentence, dtype=np.float64).tobytes()))
+    for r in correlations:
+        k = r.correlation
+        part(r.variant, "correlations").append(((r.refset, r.human_score, r.include_human, k.level, k.method,
+                                                 k.grouping), _numbers((k.value, k.ci_low, k.ci_high, k.p_value,
+                                                                        r.epsilon, r.baseline))))
+    for cl in clusters:
+        part(cl.variant, "significance").append(((cl.refset, cl.row.system), cl.row.cluster))
+    for sc in comparisons:
+        k = sc.comparison
+        part(sc.variant, "significance").append(((sc.refset, k.test, k.a, k.b), _numbers((k.p_value, k.p_holm,
+                                                                                          k.ci_low, k.ci_high))))
+    return {v: {name: sorted(items, key=repr) for name, items in parts.items()} for v, parts in out.items()}
+
+
+#: The parts of :func:`variant_numbers`, as the report names them.
+PARTS = {"corpus": "corpus BLEU", "intervals": "bootstrap intervals", "sentence": "sentence BLEU",
+         "correlations": "correlations (WMT statistics included)", "significance": "significance tests"}
+
+
+def identical_variants(cells: Iterable[Cell], correlations: Iterable[CorrelationResult] = (),
+                       clusters: Iterable[Cluster] = (), comparisons: Iterable[SystemComparison] = ()
+                       ) -> dict[str, str]:
+    """Variants every number of which (:func:`variant_numbers`) equals an earlier variant's: ``{variant: the
+    earlier one}``. Equal corpus scores alone are not enough (``paper`` and ``sacrebleu`` agree on corpus BLEU
+    when no system's corpus has an order without matches, and differ on sentence BLEU)."""
+    numbers = variant_numbers(cells, correlations, clusters, comparisons)
     same: dict[str, str] = {}
-    names = list(scores)
+    names = list(numbers)
     for i, name in enumerate(names):
         for earlier in names[:i]:
-            if earlier not in same and scores[name] == scores[earlier]:
+            if earlier not in same and numbers[name] == numbers[earlier]:
                 same[name] = earlier
                 break
     return same
+
+
+def equal_parts(cells: Iterable[Cell], correlations: Iterable[CorrelationResult] = (),
+                clusters: Iterable[Cluster] = (), comparisons: Iterable[SystemComparison] = ()
+                ) -> dict[str, tuple[str, list[str], list[str]]]:
+    """Variants that share some but not all of their numbers with an earlier variant: ``{variant: (earlier, the
+    parts equal, the parts that differ)}``, parts named as :data:`PARTS`; only where the corpus scores are equal."""
+    numbers = variant_numbers(cells, correlations, clusters, comparisons)
+    out: dict[str, tuple[str, list[str], list[str]]] = {}
+    names = list(numbers)
+    for i, name in enumerate(names):
+        for earlier in names[:i]:
+            a, b = numbers[name], numbers[earlier]
+            if a == b or a.get("corpus") != b.get("corpus"):
+                continue
+            parts = [p for p in PARTS if p in a or p in b]
+            out[name] = (earlier, [PARTS[p] for p in parts if a.get(p) == b.get(p)],
+                         [PARTS[p] for p in parts if a.get(p) != b.get(p)])
+            break
+    return out
 
 
 @dataclass(frozen=True, eq=False)

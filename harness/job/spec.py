@@ -23,7 +23,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from ..core.options import BleuOptions, make_options
+from ..core.options import SENTENCE_EFFECTIVE_ORDER, BleuOptions, make_options, sentence_options
 from ..core.resampling import check_n_samples, check_seed
 from ..errors import ConfigError
 from ..text.reading import safe_name
@@ -43,10 +43,12 @@ def bundled_data(name: str = "") -> str:
 
 @dataclass(frozen=True)
 class Variant:
-    """One BLEU variant of the job: its config name and resolved options."""
+    """One BLEU variant of the job: its config name, resolved options (corpus level) and the options of its segment
+    level (:func:`~harness.core.options.sentence_options`: effective order on by default, WMT's sentBLEU)."""
 
     name: str
     options: BleuOptions
+    sentence: BleuOptions
 
 
 @dataclass(frozen=True)
@@ -140,14 +142,15 @@ def build_variants(bleu: Mapping[str, Any]) -> tuple[Variant, ...]:
                           "'bleu=[sacrebleu,intl]'")
     out = []
     for key, v in bleu.items():
-        options = {k: val for k, val in v.items() if k != "name"}
+        options = {k: val for k, val in v.items() if k not in ("name", SENTENCE_EFFECTIVE_ORDER)}
         if options.get("weights") is not None:
             options["weights"] = tuple(options["weights"])
         try:
             opts = make_options(**options)
+            sentence = sentence_options(opts, v.get(SENTENCE_EFFECTIVE_ORDER))
         except ConfigError as exc:
             raise exc.under(f"bleu.{key}") from None
-        out.append(Variant(str(v.get("name") or key), opts))
+        out.append(Variant(str(v.get("name") or key), opts, sentence))
     names = [v.name for v in out]
     if len(set(names)) != len(names):
         raise ConfigError("bleu", f"variant names must be unique, got {names}")

@@ -37,7 +37,8 @@ def _version(v: str | None) -> str:
 def system_scores(result: JobResult) -> pa.Table:
     """One row per system x refset x variant."""
     cols: dict[str, list[Any]] = {k: [] for k in [*SYSTEM_COLUMNS, "system_version", "refs_used", "counts", "totals",
-                                                  "system_sha256"]}
+                                                  "system_sha256", "sentence_signature", "cluster"]}
+    clusters = {(k.refset, k.variant, k.row.system): k.row.cluster for k in result.clusters}
     for c in result.cells:
         s = c.score
         for key, value in (("dataset", result.dataset), ("refset", c.refset), ("system", c.system.name),
@@ -46,20 +47,24 @@ def system_scores(result: JobResult) -> pa.Table:
                            ("hyp_len", float(s.hyp_len)), ("ref_len", float(s.ref_len)), ("signature", s.signature),
                            ("ci_low", c.ci_low), ("ci_high", c.ci_high),
                            ("system_version", _version(c.system.version)), ("refs_used", "+".join(c.refs_used)),
-                           ("counts", s.counts), ("totals", s.totals), ("system_sha256", c.system.text.sha256)):
+                           ("counts", s.counts), ("totals", s.totals), ("system_sha256", c.system.text.sha256),
+                           ("sentence_signature", c.sentence_signature),
+                           ("cluster", clusters.get((c.refset, c.variant.name, c.system.label)))):
             cols[key].append(value)
     return _table(cols, {"precisions": pa.list_(_FLOAT), "counts": pa.list_(pa.int64()),
-                         "totals": pa.list_(pa.int64()), "bleu": _FLOAT, "ci_low": _FLOAT, "ci_high": _FLOAT})
+                         "totals": pa.list_(pa.int64()), "bleu": _FLOAT, "ci_low": _FLOAT, "ci_high": _FLOAT,
+                         "cluster": pa.int64()})
 
 
 def segment_scores(result: JobResult) -> pa.Table:
     """One row per system x refset x variant x segment, with the per-segment statistics (Arrow columns built
-    from flat arrays: no per-row Python objects)."""
-    cols: dict[str, list[Any]] = {k: [] for k in [*SEGMENT_COLUMNS, "system_version"]}
+    from flat arrays: no per-row Python objects); ``signature`` is the sentence scores' (segment level)."""
+    cols: dict[str, list[Any]] = {k: [] for k in [*SEGMENT_COLUMNS, "system_version", "signature"]}
     for c in result.cells:
         n = len(c.stats)
         for key, value in (("dataset", result.dataset), ("refset", c.refset), ("system", c.system.name),
-                           ("variant", c.variant.name), ("system_version", _version(c.system.version))):
+                           ("variant", c.variant.name), ("system_version", _version(c.system.version)),
+                           ("signature", c.sentence_signature)):
             cols[key].append(pa.array(np.repeat(value, n), pa.string()))
         cols["seg_id"].append(pa.array(np.arange(n, dtype=np.int64)))
         cols["sentence_bleu"].append(pa.array(np.asarray(c.sentence, dtype=np.float64)))
@@ -97,36 +102,40 @@ def significance(result: JobResult) -> pa.Table:
 
 
 def correlations(result: JobResult) -> pa.Table:
-    """One row per variant x refset x human kind x level x method x grouping x subset."""
-    cols: dict[str, list[Any]] = {k: [] for k in [*CORRELATION_COLUMNS, "system_version", "epsilon"]}
+    """One row per variant x refset x human kind x level x method x grouping x subset; ``baseline``: the trivial
+    baseline of a WMT statistic on the same data (NaN for the correlations)."""
+    cols: dict[str, list[Any]] = {k: [] for k in [*CORRELATION_COLUMNS, "system_version", "epsilon", "baseline"]}
     for row in result.correlations:
         r = row.correlation
         for key, value in (("dataset", result.dataset), ("refset", row.refset), ("variant", row.variant),
                            ("human_score", row.human_score), ("level", r.level), ("method", r.method),
                            ("grouping", r.grouping), ("include_human", row.include_human), ("value", r.value),
                            ("p_value", r.p_value), ("ci_low", r.ci_low), ("ci_high", r.ci_high), ("n", r.n),
-                           ("system_version", ""), ("epsilon", row.epsilon)):
+                           ("system_version", ""), ("epsilon", row.epsilon), ("baseline", row.baseline)):
             cols[key].append(value)
     strings = {k: pa.string() for k in ("dataset", "refset", "variant", "human_score", "level", "method",
                                         "grouping", "system_version")}
     return _table(cols, {**strings, "include_human": pa.bool_(), "n": pa.int64(),
-                         **{k: _FLOAT for k in ("value", "p_value", "ci_low", "ci_high", "epsilon")}})
+                         **{k: _FLOAT for k in ("value", "p_value", "ci_low", "ci_high", "epsilon", "baseline")}})
 
 
 def variant_significance(result: JobResult) -> pa.Table:
     """Tests between two variants' agreement with one kind of human scores: the best variant's system-level
     Pearson r against each other's (``paired_bootstrap``), and (``meta_eval``) MTME's tests behind the ranking
-    (``perm_both``, ``pairs``); ``delta`` = statistic of b minus a, ``p_value`` as each test defines it."""
+    (``perm_both``, ``pairs``); ``delta`` = statistic of b minus a, ``p_value`` as each test defines it, ``p_holm``
+    Holm-adjusted over the best variant's comparisons of one human kind (NaN for the ranking's tests, which are
+    read one at a time down the ranking, not as a family)."""
     names = ["human_score", "statistic", "test", "variant_a", "variant_b", "value_a", "value_b", "delta", "p_value",
-             "ci_low", "ci_high", "n_samples", "seed"]
+             "p_holm", "ci_low", "ci_high", "n_samples", "seed"]
     cols: dict[str, list[Any]] = {k: [] for k in names}
     for row in result.variant_comparisons:
         k = row.comparison
         for key, value in zip(names, (row.human_score, row.statistic, k.test, k.a, k.b, k.value_a, k.value_b,
-                                      k.delta, k.p_value, k.ci_low, k.ci_high, k.n_samples, k.seed)):
+                                      k.delta, k.p_value, k.p_holm, k.ci_low, k.ci_high, k.n_samples, k.seed)):
             cols[key].append(value)
     return _table(cols, {**{k: pa.string() for k in names[:5]},
-                         **{k: _FLOAT for k in ("value_a", "value_b", "delta", "p_value", "ci_low", "ci_high")},
+                         **{k: _FLOAT for k in ("value_a", "value_b", "delta", "p_value", "p_holm", "ci_low",
+                                                "ci_high")},
                          "n_samples": pa.int64(), "seed": pa.int64()})
 
 

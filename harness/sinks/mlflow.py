@@ -363,13 +363,16 @@ def build_payload(result: JobResult, job_key: str, tables: Mapping[str, Any] | N
                 metrics[f"human.{key_part(kind)}"] = scores[c.system.label]
         tags = {"system": c.system.name, "system_version": c.system.version or "", "refset": c.refset,
                 "refs_used": "+".join(c.refs_used), "variant": c.variant.name, "signature": s.signature,
+                "sentence_signature": c.sentence_signature,
                 "dataset": result.dataset, "experiment": result.experiment, "human": str(c.system.human).lower(),
                 "sha256.system": c.system.text.sha256,
                 **{f"sha256.ref.{key_part(r)}": inputs.refs[r].sha256 for r in c.refs_used},
                 **{f"meta.{key_part(k)}": v for k, v in c.system.metadata.items()}}
         runs.append(NestedRun(run_name(c.system.name, c.system.version, c.refset, c.variant.name), metrics,
                               version_step(c.system.version), {"variant": c.variant.name,
-                                                                **c.variant.options.as_params()}, tags))
+                                                                **c.variant.options.as_params(),
+                                                                "sentence_effective_order":
+                                                                    c.variant.sentence.effective_order}, tags))
     params = {"experiment": result.experiment, "dataset": result.dataset, "n_segments": inputs.n_segments,
               "systems": [s.label for s in inputs.systems], "refsets": [refset_name(r) for r in inputs.refsets],
               "variants": [v.name for v in spec.variants], "human": [h.name for h in inputs.human],

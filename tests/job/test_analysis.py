@@ -19,7 +19,7 @@ from harness.job.inputs import layout_of, load_inputs
 from harness.job.spec import build_spec
 from harness.job.statistics import StatisticsCache, compute_statistics
 
-from support import DEEN, DEMO, base_config, read_lines, write_lines
+from support import DEEN, DEMO, RUEN, base_config, read_lines, write_lines
 
 
 def analysed(tmp_path: Path, root: Path, bleu=("sacrebleu",), **overrides):
@@ -43,7 +43,8 @@ def row(result, **match):
 
 
 @pytest.mark.parametrize("root,kinds", [(DEMO, {"mqm": "sys.tsv"}),
-                                        (DEEN, {"da_z": "sys.tsv", "da_raw": "raw_sys.tsv"})])
+                                        (DEEN, {"da_z": "sys.tsv", "da_raw": "raw_sys.tsv"}),
+                                        (RUEN, {"da_z": "sys.tsv", "da_raw": "raw_sys.tsv"})])
 def test_system_level_correlations_equal_scipy_on_the_published_scores(tmp_path, root, kinds):
     result = analysed(tmp_path, root)
     assert {r.human_score for r in result.correlations} == set(kinds)
@@ -63,13 +64,13 @@ def test_system_level_correlations_equal_scipy_on_the_published_scores(tmp_path,
 
 
 def test_sparse_judgments_count_only_the_judged_pairs(tmp_path):
-    result = analysed(tmp_path, DEEN, human={"select": "da_z"})
-    judged = len(read_lines(DEEN / "human" / "seg.tsv")) - 1
+    result = analysed(tmp_path, RUEN, human={"select": "da_z"})
+    judged = len(read_lines(RUEN / "human" / "seg.tsv")) - 1
     seg = row(result, human_score="da_z", refset=result.full_refset, variant="sacrebleu", level="segment",
               method="pearson", grouping="none", include_human=True).correlation
-    assert seg.n == judged < 19 * 1000
+    assert seg.n == judged < 10 * 1000
     text = report.render(result)
-    assert f"the {judged:,} judged (system, segment) pairs of 19,000" in text
+    assert f"the {judged:,} judged (system, segment) pairs of 10,000" in text
     # the WMT statistics of the variant, on the segments every compared system has a human score for
     h = result.inputs.human[0]
     cells = result.cells_of(result.full_refset, "sacrebleu")
@@ -86,7 +87,7 @@ def test_sparse_judgments_count_only_the_judged_pairs(tmp_path):
     pa = row(result, human_score="da_z", variant="sacrebleu", method="pairwise_accuracy").correlation
     assert pa.value == pytest.approx(mtme.pairwise_accuracy([c.score.score for c in cells],
                                                             [h.sys[c.system.label] for c in cells])[0], rel=1e-12)
-    assert pa.n == 19 * 18 // 2
+    assert pa.n == 10 * 9 // 2
 
 
 def test_one_kind_or_none(tmp_path):
@@ -276,3 +277,140 @@ def test_a_dataset_without_a_title_is_named_once_in_the_heading(tmp_path):
     result = analysed(tmp_path, small(tmp_path / "one"))  # no meta.json: the title is the folder's name
     assert report.header(result).startswith("# test: one\n")
     assert report.header(dataclasses.replace(result, experiment="one")).startswith("# one\n")
+
+
+# -------------------------------------------------------------------------------- significance that can be reached
+
+
+def test_paired_tests_have_the_resamples_holm_needs_and_clusters_use_holm(tmp_path):
+    """8 systems = 28 pairs: with 100 resamples no Holm-adjusted p could go below 28/101 = 0.28. The job raises the
+    paired tests' resamples to 600 (said before the work), clusters by the adjusted p, and the table, the clusters
+    in system_scores and the report agree."""
+    from harness.core.significance import holm, significance_clusters
+    from harness.job.tables import system_scores
+
+    systems = ("Nemo", "UEdin", "Online-W", "Facebook-AI", "HuaweiTSC", "VolcTrans-AT", "VolcTrans-GLAT",
+               "eTranslation")
+    result = analysed(tmp_path, small(tmp_path / "eight", n=120, systems=systems), n_samples=100)
+    tests = [c.comparison for c in result.comparisons if c.comparison.test == "paired_bs"]
+    assert len(tests) == 28 and {t.n_samples for t in tests} == {600}
+    assert 28 / (600 + 1) < 0.05
+    np.testing.assert_allclose([t.p_holm for t in tests], holm([t.p_value for t in tests]), rtol=1e-15)
+    want = significance_clusters(tests, alpha=0.05, holm_adjusted=True)
+    assert [c.row for c in result.clusters] == want
+    table = system_scores(result).to_pandas().set_index("system")["cluster"]
+    assert {r.system: r.cluster for r in want} == table.to_dict()
+    text = report.render(result)
+    assert ("600 resamples, seed 12345; n_samples=100 raised so that Holm's correction can reach p < 0.05" in text
+            and "adjusted p < 0.05" in text)
+    assert len({r.cluster for r in want}) >= 2  # something is significant after the correction
+
+
+def test_on_19_systems_holm_can_reach_significance(tmp_path):
+    """WMT21 de-en: 171 pairs. With 1000 resamples no pair was significant after Holm (171/1001 = 0.171); with the
+    3500 the job now draws, the pairs the data separates are."""
+    result = analysed(tmp_path, DEEN, n_samples=1000, correlation=False, human={"select": "none"})
+    tests = [c.comparison for c in result.comparisons]
+    assert len(tests) == 171 and {t.n_samples for t in tests} == {3500}
+    significant = sum(t.p_holm < 0.05 for t in tests)
+    assert 50 < significant <= sum(t.p_value < 0.05 for t in tests)
+    assert len({c.row.cluster for c in result.clusters}) > 3
+
+
+def test_variant_significance_has_the_holm_column_the_report_prints(tmp_path):
+    from harness.core.significance import holm
+    from harness.job.tables import variant_significance
+
+    result = analysed(tmp_path, small(tmp_path / "vs", n=60), bleu=("sacrebleu", "char", "intl", "floor"))
+    table = variant_significance(result).to_pandas()
+    assert "p_holm" in table.columns and len(table) == 3
+    np.testing.assert_allclose(table.p_holm, holm(table.p_value), rtol=1e-15)
+    text = report.render(result)
+    for _, r in table.iterrows():
+        assert f"| {r.variant_a} | {r.variant_b} |" in text and report.fmt_p(r.p_holm) in text
+
+
+def test_the_paper_protocol_runs_without_human_scores(tmp_path):
+    result = analysed(tmp_path, small(tmp_path / "nohuman", n=100), human={"select": "none"}, paper_protocol=True)
+    assert result.inputs.human == () and result.correlations == ()
+    blocks = [c for c in result.comparisons if c.comparison.test == "block_t"]
+    assert len(blocks) == 3 and len(result.blocks) == 4  # 4 systems, t between neighbours
+    assert "### Table 2 analogue" in report.render(result)
+
+
+# -------------------------------------------------------------------------------- statistics beside their baselines
+
+
+def test_wmt_statistics_carry_their_trivial_baselines(tmp_path):
+    result = analysed(tmp_path, RUEN, bleu=("sacrebleu", "char"), human={"select": "da_z"}, significance=False)
+    h = result.inputs.human[0]
+    labels = sorted(s.label for s in result.inputs.systems)
+    hseg = np.stack([h.seg[s] for s in labels])
+    # acc_eq of calling every pair a tie: the humans' tie rate per segment, averaged over segments with a pair
+    rates = []
+    for j in range(hseg.shape[1]):
+        v = hseg[:, j][np.isfinite(hseg[:, j])]
+        i, k = np.triu_indices(v.size, 1)
+        if i.size:
+            rates.append(np.count_nonzero(v[i] == v[k]) / i.size)
+    acc = row(result, variant="char", method="acc_eq")
+    assert acc.baseline == pytest.approx(np.mean(rates), rel=1e-12)
+    assert row(result, variant="sacrebleu", method="pairwise_accuracy").baseline == 0.5  # no ties in DA z
+    systems, segments = mtme.complete_block(hseg)
+    hp = mtme.pairwise_p_values(hseg[np.ix_(systems, segments)])
+    i, k = np.triu_indices(systems.size, 1)
+    spa = row(result, variant="sacrebleu", method="soft_pairwise_accuracy")
+    assert spa.baseline == pytest.approx(1 - np.mean(np.abs(hp[i, k] - 0.5)), rel=1e-12)
+    assert all(math.isnan(r.baseline) for r in result.correlations if r.correlation.method == "pearson")
+    text = report.render(result)
+    assert "| *trivial baseline* | 0.500 |" in text
+
+
+def test_the_report_names_a_variant_no_better_than_its_baseline(tmp_path):
+    """Judges who rank the systems exactly against BLEU: pairwise accuracy 0, below ordering at random (0.5); the
+    report says so, naming the variant."""
+    root = small(tmp_path / "reversed", seg=False, sys_=True)
+    first = analysed(tmp_path / "a", root, significance=False)
+    bleu = {c.system.label: c.score.score for c in first.cells_of(first.full_refset, "sacrebleu")}
+    write_lines(root / "human" / "sys.tsv", ["system\tscore", *[f"{s}\t{-v}" for s, v in bleu.items()]])
+    result = analysed(tmp_path / "b", root, significance=False)
+    pa = row(result, variant="sacrebleu", method="pairwise_accuracy")
+    assert pa.correlation.value == 0.0 and pa.baseline == 0.5
+    text = report.render(result)
+    assert "No better than its baseline: pairwise accuracy: sacrebleu." in text
+
+
+# -------------------------------------------------------------------------------- the report says only what is true
+
+
+def test_identical_variants_are_shown_once_only_when_every_number_is_equal(tmp_path):
+    from support import bleu_config
+
+    root = small(tmp_path / "twins", n=60)
+    twin = bleu_config("sacrebleu")["sacrebleu"] | {"name": "copy"}
+    cfg = base_config(tmp_path, bleu=("sacrebleu", "paper"), n_samples=100, dataset={"root": str(root)})
+    cfg["bleu"]["copy"] = twin
+    spec = build_spec(cfg, [f"dataset.root={root}"])
+    inputs = load_inputs(spec, layout_of(spec))
+    result = analyse(spec, inputs, compute_statistics(inputs, spec.variants, StatisticsCache(tmp_path / "c")), "t")
+    text = report.render(result)
+    assert ("Variant `copy` gives every number of `sacrebleu` on this data (corpus and sentence BLEU, intervals, "
+            "tests, correlations); it is shown once, as `sacrebleu`.") in text
+    assert "| copy |" not in text
+    same_corpus = [c.score.score for c in result.cells_of(variant="paper")] == \
+        [c.score.score for c in result.cells_of(variant="sacrebleu")]
+    if same_corpus:  # paper = sacrebleu at corpus level here; the sentence scores differ
+        assert "Variant `paper` gives the corpus BLEU" in text and "its sentence BLEU" in text
+    assert "Variant `paper` gives every number" not in text
+
+
+def test_each_kind_names_the_file_its_system_scores_come_from(tmp_path):
+    result = analysed(tmp_path, RUEN, significance=False)
+    text = report.render(result)
+    assert "Human scores `da_z` (higher is better): system level from published system scores (sys.tsv)" in text
+    assert "Human scores `da_raw` (higher is better): system level from published system scores (raw_sys.tsv)" \
+        in text
+    assert "## Correlation with human judgments: da_raw\n\nSystem level: corpus BLEU vs published system scores " \
+           "(raw_sys.tsv)" in text
+    assert "Segment judgments are placed on lines through `seg_map.tsv` (`da_sid` of each line, 107 documents)" \
+        in text

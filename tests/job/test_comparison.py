@@ -94,6 +94,31 @@ def test_bucket_bleu_equals_sacrebleu_on_the_bucket_segments(demo):
     assert sum(r.n_segments for r in res.by_length.rows) == len(a)
 
 
+def test_the_sentence_options_of_the_variant_decide_the_sentence_buckets_and_examples():
+    """A job passes its variant's segment-level options (``sentence_effective_order``): on short segments the
+    examples' sentence BLEU is sacrebleu's with effective order on by default (sentBLEU), off when asked."""
+    from pathlib import Path
+
+    from harness.core.options import sentence_options
+
+    root = Path(__file__).resolve().parent.parent / "data" / "short_segments"
+    opts = make_options()
+    refs = [read_lines(root / "refs" / f"{r}.txt") for r in ("ref-A", "ref-B")]
+    a, b = (read_lines(root / "systems" / f"{s}.txt") for s in ("Nemo", "UEdin"))
+    sa, sb = sides(a, b, refs, opts)
+    results = [(compare_systems(sa, sb, refs, opts, n_samples=50, seed=7, n_examples=20, top=5,
+                                sentence_opts=None if eff else sentence_options(opts, False)),
+                sacrebleu.BLEU(effective_order=eff)) for eff in (True, False)]
+    for result, bleu in results:
+        got = [(e.seg_id, e.sentence_a, e.sentence_b) for lst in result.examples for e in lst.items]
+        assert len(got) >= 10
+        for i, x, y in got:
+            assert x == pytest.approx(bleu.sentence_score(a[i], [r[i] for r in refs]).score, rel=1e-12, abs=1e-12)
+            assert y == pytest.approx(bleu.sentence_score(b[i], [r[i] for r in refs]).score, rel=1e-12, abs=1e-12)
+    (on, _), (off, _) = results
+    assert [r.n_segments for r in on.by_sentence_bleu.rows] != [r.n_segments for r in off.by_sentence_bleu.rows]
+
+
 def test_precisions_and_ngram_counts_come_from_the_statistics(demo):
     res = demo["result"]
     bleu_a = sacrebleu.corpus_bleu(demo["a"], demo["refs"])

@@ -9,7 +9,7 @@ from dataclasses import asdict, fields
 
 import pytest
 
-from harness.core.options import OPTION_NAMES
+from harness.core.options import OPTION_NAMES, SENTENCE_EFFECTIVE_ORDER
 from harness.errors import ConfigError
 from harness.job.config import (PRESENTATION_KEYS, BleuVariantConfig, HarnessConfig, check_keys, refuse_targets)
 from harness.job.spec import build_spec, identity_digest, job_name
@@ -74,7 +74,7 @@ def test_every_bleu_option_is_a_variant_key():
     """OPTION_NAMES is the one option list: each is a key of a variant's config (so conf/bleu/*.yaml and
     bleu.NAME.OPTION=... accept it), and a near miss of each is refused pointing to it."""
     variant_keys = {f.name for f in fields(BleuVariantConfig)}
-    assert set(OPTION_NAMES) <= variant_keys and variant_keys - set(OPTION_NAMES) == {"name"}
+    assert set(OPTION_NAMES) <= variant_keys and variant_keys - set(OPTION_NAMES) == {"name", SENTENCE_EFFECTIVE_ORDER}
     for option in OPTION_NAMES:
         check_keys({"bleu": {"v": {"name": "v", option: None}}})
         with pytest.raises(ConfigError) as err:

@@ -3,6 +3,7 @@ with the key and the valid choices; names and places of jobs."""
 
 from __future__ import annotations
 
+import dataclasses
 from importlib import resources
 from pathlib import Path
 
@@ -49,9 +50,29 @@ def test_every_design_variant_is_shipped():
 def test_the_variant_schema_is_the_option_list():
     from dataclasses import fields
 
-    from harness.core.options import OPTION_NAMES
+    from harness.core.options import OPTION_NAMES, SENTENCE_EFFECTIVE_ORDER
 
-    assert [f.name for f in fields(BleuVariantConfig)] == ["name", *OPTION_NAMES]
+    assert [f.name for f in fields(BleuVariantConfig)] == ["name", *OPTION_NAMES, SENTENCE_EFFECTIVE_ORDER]
+
+
+@pytest.mark.parametrize("variant,override,want", [
+    ("sacrebleu", None, True), ("paper", None, True), ("intl", None, True), ("sacrebleu", "false", False),
+    ("nltk", None, False), ("hf", None, False), ("mteval-v13a", None, False), ("multi-bleu", None, False)])
+def test_the_segment_level_is_sentbleu_unless_a_key_says_otherwise(composed, tmp_path, variant, override, want):
+    """WMT's sentBLEU (sacrebleu's sentence_bleu) turns effective order on; profiles without effective order keep
+    their tools' sentence-level formula; the corpus options are untouched either way."""
+    extra = [] if override is None else [f"bleu.{variant}.sentence_effective_order={override}"]
+    config, overrides = composed(f"bleu={variant}", f"runs_dir={tmp_path}", *extra)
+    (v,) = build_spec(config, overrides).variants
+    assert v.sentence.effective_order is want and v.options.effective_order is False
+    assert dataclasses.replace(v.sentence, effective_order=False) == v.options
+
+
+def test_effective_order_at_segment_level_needs_a_profile_that_has_it(composed, tmp_path):
+    config, overrides = composed("bleu=nltk", f"runs_dir={tmp_path}", "bleu.nltk.sentence_effective_order=true")
+    with pytest.raises(ConfigError) as err:
+        build_spec(config, overrides)
+    assert err.value.key == "bleu.nltk.sentence_effective_order" and "no effective order" in str(err.value)
 
 
 @pytest.mark.parametrize("variant", options("bleu"))
