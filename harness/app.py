@@ -132,6 +132,13 @@ def main() -> None:
         print(HELP.format(experiments=", ".join(_options("experiment")), variants=", ".join(_options("bleu"))))
         return
     register()
+    from .composition import check_command_line
+
+    try:  # before Hydra instantiates anything the config names (callbacks, launcher, logging)
+        check_command_line(sys.argv[1:])
+    except HarnessError as exc:
+        print(f"harness: error: {exc}", file=sys.stderr)
+        sys.exit(exc.exit_status)
     import hydra
 
     hydra_main = hydra.main(version_base="1.3", config_path="pkg://harness.conf", config_name="config")(task)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import MISSING, dataclass, field, fields, is_dataclass, make_dataclass
-from typing import Any, Dict, List, Optional, get_args, get_origin, get_type_hints
+from typing import Any, Callable, Dict, List, Optional, Sequence, get_args, get_origin, get_type_hints
 
 from ..core.options import OPTION_NAMES, SENTENCE_EFFECTIVE_ORDER, BleuOptions
 from ..errors import ConfigError
@@ -118,30 +118,40 @@ PRESENTATION_KEYS: frozenset[str] = frozenset({
     "progress", "verbose"})
 
 
-def refuse_targets(node: Any, path: str = "") -> None:
+#: The keys by which Hydra instantiates an object.
+INSTANTIATION_KEYS = ("_target_", "_partial_", "_args_", "_recursive_", "_convert_")
+
+
+def refuse_targets(node: Any, path: str = "", allowed: Callable[[str, Any], bool] = lambda path, value: False,
+                   choices: Sequence[str] = ()) -> None:
     """No config of ours is ever instantiated; a ``_target_`` anywhere (e.g. ``+bleu.x._target_=os.system``) is an
-    error rather than something silently carried into the saved config and MLflow params."""
+    error rather than something silently carried into the saved config and MLflow params. ``allowed(path,
+    value)`` admits a ``_target_`` the project ships (the ``hydra`` node's callbacks and launchers:
+    :mod:`harness.composition`), ``choices`` lists them in the error."""
     if isinstance(node, dict):
         for key, value in node.items():
             where = f"{path}.{key}" if path else str(key)
-            if key in ("_target_", "_partial_", "_args_", "_recursive_", "_convert_"):
-                raise ConfigError(where, "object instantiation is not allowed in harness configs")
-            refuse_targets(value, where)
+            if key in INSTANTIATION_KEYS:
+                if key == "_target_" and allowed(where, value):
+                    continue
+                raise ConfigError(where, f"object instantiation is not allowed in harness configs (got {value!r}); "
+                                  "the harness instantiates only what it ships", list(choices))
+            refuse_targets(value, where, allowed, choices)
     elif isinstance(node, list):
         for i, value in enumerate(node):
-            refuse_targets(value, f"{path}[{i}]")
+            refuse_targets(value, f"{path}[{i}]", allowed, choices)
 
 
-def _schema_of(typ: Any) -> Any:
+def schema_of(typ: Any) -> Any:
     """The dataclass inside ``Optional[...]`` / ``Dict[str, ...]`` annotations, or None for plain values."""
     origin = get_origin(typ)
     if origin is None:
         return typ if is_dataclass(typ) else None
     if origin in (dict, Dict):
-        inner = _schema_of(get_args(typ)[1])
+        inner = schema_of(get_args(typ)[1])
         return {"*": inner} if inner is not None else None
     for arg in get_args(typ):
-        found = _schema_of(arg)
+        found = schema_of(arg)
         if found is not None:
             return found
     return None
@@ -163,4 +173,4 @@ def check_keys(node: Any, schema: Any = HarnessConfig, path: str = "") -> None:
             close = difflib.get_close_matches(str(key), list(hints), n=1)
             hint = f"; did you mean {path + '.' if path else ''}{close[0]}?" if close else ""
             raise ConfigError(where, f"unknown configuration key{hint}", sorted(hints))
-        check_keys(value, _schema_of(hints[key]), where)
+        check_keys(value, schema_of(hints[key]), where)
