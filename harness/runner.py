@@ -1,8 +1,9 @@
 """Running one job, end to end: spec -> inputs -> statistics -> analysis -> published folder -> MLflow.
 
 The order of what can fail is deliberate: everything that can be checked from the config is checked by the spec;
-the dataset's layout is read, the job's folder is claimed (locked, refused if it is not ours or holds an input),
-then the inputs are read and checked, all before any statistics are computed. Results are written into the
+the dataset's layout is read, the job's folder is checked (not ours, or holding an input: refused), the inputs are
+read and checked, and only then is the folder created and claimed (locked), so that bad input leaves no folder;
+all before any statistics are computed. Results are written into the
 folder's staging area and published at once (:mod:`harness.job.folder`); MLflow is told last, and if it cannot
 be, the tables are there already and ``tracking_pending.json`` says what is missing. The figures are drawn by a
 child process forked once the inputs are read: it imports matplotlib while this process computes the statistics,
@@ -127,11 +128,11 @@ def run_job(spec: JobSpec, config_yaml: str = "", out: TextIO | None = None) -> 
     check_selection(spec, layout)
     experiment = spec.experiment_for(dataset_name(spec, layout))
     folder = JobFolder(spec.folder(experiment), job=f"{experiment}/{spec.job_name}")
-    with folder.held(layout.inputs() if layout is not None else _explicit_inputs(spec)):
+    folder.check(layout.inputs() if layout is not None else _explicit_inputs(spec))  # creates nothing
+    inputs = load_inputs(spec, layout)  # bad input: one error and no folder left behind
+    with folder.held(inputs.files()):
         staging = folder.begin({"experiment": experiment})
         try:
-            inputs = load_inputs(spec, layout)
-            folder.check(inputs.files())
             log.info("%s: %s x %s x %s, %s", experiment, report.plural(len(inputs.systems), "system"),
                      report.plural(len(inputs.refsets), "reference set"), report.plural(len(spec.variants), "variant"),
                      report.plural(inputs.n_segments, "segment"))

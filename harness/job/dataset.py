@@ -14,6 +14,7 @@ from __future__ import annotations
 import collections
 import json
 import os
+import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -56,6 +57,27 @@ def _meta_str(meta: Mapping[str, Any], key: str, path: Path) -> str | None:
     value = meta.get(key)
     if value is not None and not isinstance(value, str):
         raise InputError(f"'{key}' must be a string, got {type(value).__name__}", path)
+    return value
+
+
+def _meta_name(meta: Mapping[str, Any], key: str, path: Path) -> str | None:
+    """A name from ``meta.json`` that will name folders, files, experiments or MLflow runs: one safe path
+    component (:func:`~harness.text.reading.safe_name`: no separators, no ``..``, no control characters such as
+    newlines or ANSI escapes), else an :class:`InputError` naming the file."""
+    value = _meta_str(meta, key, path)
+    if value is None:
+        return None
+    try:
+        return safe_name(value, key)
+    except ConfigError as exc:
+        raise InputError(f"'{key}': {exc.reason}", path) from None
+
+
+def _display_text(meta: Mapping[str, Any], key: str, path: Path) -> str | None:
+    """A text from ``meta.json`` that is only shown (a title): no control characters (newlines, ANSI escapes)."""
+    value = _meta_str(meta, key, path)
+    if value is not None and any(unicodedata.category(c) == "Cc" for c in value):
+        raise InputError(f"'{key}' contains control characters (newlines, escapes): {value[:40]!r}", path)
     return value
 
 
@@ -144,7 +166,7 @@ def _human_entries(
         seg = root / default_files[0]
         sys_ = root / default_files[1]
         if seg.exists() or sys_.exists():
-            hname = _meta_str(meta, "human_score", meta_path) or "human"
+            hname = _meta_name(meta, "human_score", meta_path) or "human"
             entries.append((
                 hname,
                 resolve_under(root, default_files[0], "human/seg.tsv", roots) if seg.exists() else None,
@@ -153,6 +175,10 @@ def _human_entries(
             ))
         return entries
     for i, (hname, spec) in enumerate(declared.items()):
+        try:  # a kind's name names figure files, table rows and MLflow metrics
+            safe_name(hname, "human_scores")
+        except ConfigError as exc:
+            raise InputError(f"'human_scores': a kind's name must be a plain name: {exc.reason}", meta_path) from None
         if not isinstance(spec, dict):
             raise InputError(f"'human_scores.{hname}' must be an object", meta_path)
         hib = spec.get("higher_is_better", top_hib)
@@ -253,6 +279,16 @@ def _system_order(meta_names: list[str] | None, found: Mapping[str, Path]) -> li
     return listed + ordered
 
 
+def checked_name(layout: DatasetLayout) -> str:
+    """The dataset's name as it will name an experiment and a folder: ``meta.json``'s (checked when read) or the
+    folder's, which must be a plain name too (else give ``dataset.name``)."""
+    try:
+        return safe_name(layout.name, "dataset.name")
+    except ConfigError as exc:
+        raise ConfigError("dataset.name", f"the dataset folder's name is not a plain name ({exc.reason}); give "
+                          "dataset.name=NAME or a meta.json name", got=layout.name) from None
+
+
 def read_layout(root: str | os.PathLike[str], roots: Sequence[Path] = ()) -> DatasetLayout:
     """``meta.json`` and the file names of a dataset folder (no text is read; see :func:`load_dataset`)."""
     given = Path(root)
@@ -290,15 +326,15 @@ def read_layout(root: str | os.PathLike[str], roots: Sequence[Path] = ()) -> Dat
     if (given / "src.txt").exists():
         source = resolve_under(given, "src.txt", "src.txt", roots)
     declared = meta.get("human_scores") if isinstance(meta.get("human_scores"), dict) else {}
-    kinds = tuple(HumanKindFiles(n, seg, sys_, hib, (declared.get(n) or {}).get("name"))
+    kinds = tuple(HumanKindFiles(n, seg, sys_, hib, _display_text(declared.get(n) or {}, "name", meta_path))
                   for n, seg, sys_, hib in _human_entries(meta, meta_path, given, roots))
     declared_n = meta.get("n_segments")
     if declared_n is not None and (isinstance(declared_n, bool) or not isinstance(declared_n, int)):
         raise InputError(f"'n_segments' must be an integer, got {declared_n!r}", meta_path)
     return DatasetLayout(
         root=given.resolve(),
-        name=_meta_str(meta, "name", meta_path) or given.resolve().name,
-        title=_meta_str(meta, "title", meta_path),
+        name=_meta_name(meta, "name", meta_path) or given.resolve().name,  # see checked_name
+        title=_display_text(meta, "title", meta_path),
         source_lang=_meta_str(meta, "source_lang", meta_path),
         target_lang=_meta_str(meta, "target_lang", meta_path),
         refs={stem: found_refs[stem] for stem in all_refs},
@@ -332,7 +368,7 @@ class Dataset:
 
     @property
     def name(self) -> str:
-        return self.layout.name
+        return checked_name(self.layout)
 
 
 def choose_refs(layout: DatasetLayout, refs: Sequence[str] | None) -> list[str]:

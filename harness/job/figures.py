@@ -25,7 +25,7 @@ from typing import Any, Callable, Iterator, Sequence
 import numpy as np
 
 from .aside import Aside, aside
-from .files import atomic_write
+from .files import atomic_write, inside
 from .result import JobResult
 
 OKABE_ITO = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000"]
@@ -62,7 +62,7 @@ def _save(fig: Any, folder: Path, stem: str) -> list[str]:
     for ext in ("png", "pdf"):
         buffer = io.BytesIO()
         fig.savefig(buffer, format=ext, dpi=DPI)
-        atomic_write(folder / f"{stem}.{ext}", buffer.getvalue())
+        atomic_write(inside(folder, f"{stem}.{ext}"), buffer.getvalue())
         names.append(f"{stem}.{ext}")
     plt.close(fig)
     return names

@@ -82,6 +82,20 @@ def temporary_name(path: Path) -> Path:
     return path.with_name(f".{path.name}.{host_tag()}-{os.getpid()}.{secrets.token_hex(4)}.tmp")
 
 
+def inside(root: Path, rel: str) -> Path:
+    """``root/rel``, refused unless it stays inside ``root``: a relative path of plain components (no ``..``, no
+    empty or hidden-dot component, no control character), whose resolved location is under ``root``'s. Every
+    file a job names from data (a figure named after a kind of human scores, a comparison page named after two
+    systems) goes through it before anything is written."""
+    parts = rel.split("/")
+    bad = (not rel or rel.startswith("/") or "\\" in rel
+           or any(p in ("", ".", "..") or any(ord(c) < 32 or ord(c) == 127 for c in p) for p in parts))
+    target = Path(root) / rel
+    if bad or not target.resolve().is_relative_to(Path(root).resolve()):
+        raise OutputError(target, f"{rel!r} would leave the folder {root}")
+    return target
+
+
 def atomic_write(path: Path, data: bytes | str | Callable[[BinaryIO], None]) -> Path:
     """Write ``data`` (bytes, text as UTF-8, or a function writing to a binary file) to ``path`` atomically."""
     path = Path(path)

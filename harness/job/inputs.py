@@ -16,7 +16,7 @@ from ..core.options import get_profile
 from ..errors import ConfigError, InputError
 from ..text.reading import TextFile, check_parallel, read_text, safe_name
 from .comparison import choose_pair
-from .dataset import DatasetLayout, choose_refs, choose_systems, load_dataset, read_layout, refset_name
+from .dataset import DatasetLayout, checked_name, choose_refs, choose_systems, load_dataset, read_layout, refset_name
 from .human import HumanScores, read_human_tsv
 from .seg_map import SegMap
 from .spec import JobSpec, parse_refsets
@@ -94,7 +94,7 @@ def dataset_name(spec: JobSpec, layout: DatasetLayout | None) -> str:
     """``dataset.name`` when given, else the folder's (``meta.json`` ``name``, else the folder name)."""
     if spec.dataset_name is not None:
         return spec.dataset_name
-    return layout.name if layout is not None else "custom"
+    return checked_name(layout) if layout is not None else "custom"
 
 
 def check_selection(spec: JobSpec, layout: DatasetLayout | None) -> None:

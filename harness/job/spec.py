@@ -116,8 +116,16 @@ class JobSpec:
     config: Mapping[str, Any] = field(repr=False, compare=False, default_factory=dict)
 
     def folder(self, experiment: str) -> Path:
-        """The job's folder: ``output_dir`` when given, else ``runs_dir/<experiment>/<job_name>``."""
-        return self.output_dir if self.output_dir is not None else self.runs_dir / experiment / self.job_name
+        """The job's folder: ``output_dir`` when given, else ``runs_dir/<experiment>/<job_name>``, checked to lie
+        one level under ``runs_dir/<experiment>`` (``experiment`` may come from a file: ``meta.json``'s name)."""
+        if self.output_dir is not None:
+            return self.output_dir
+        safe_name(experiment, "experiment_name")
+        folder = self.runs_dir / experiment / self.job_name
+        if folder.resolve().parent.parent != self.runs_dir.resolve():
+            raise ConfigError("experiment_name", f"the job's folder {folder} would not lie under runs_dir "
+                              f"{self.runs_dir}", got=experiment)
+        return folder
 
     def experiment_for(self, dataset_name: str | None) -> str:
         """The MLflow experiment (and folder under ``runs_dir``): the configured one, else the dataset's name."""
@@ -150,7 +158,7 @@ def build_variants(bleu: Mapping[str, Any]) -> tuple[Variant, ...]:
             sentence = sentence_options(opts, v.get(SENTENCE_EFFECTIVE_ORDER))
         except ConfigError as exc:
             raise exc.under(f"bleu.{key}") from None
-        out.append(Variant(str(v.get("name") or key), opts, sentence))
+        out.append(Variant(safe_name(str(v.get("name") or key), f"bleu.{key}.name"), opts, sentence))
     names = [v.name for v in out]
     if len(set(names)) != len(names):
         raise ConfigError("bleu", f"variant names must be unique, got {names}")
