@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import functools
 import hashlib
 import json
 import logging
@@ -43,6 +44,7 @@ import shutil
 import signal
 import socket
 import sqlite3
+import stat as stat_module
 import threading
 import time
 import urllib.request
@@ -150,28 +152,30 @@ def _sqlite_path(uri: str) -> Path | None:
     return Path(uri[len("sqlite:///"):]) if uri.startswith("sqlite:///") else None
 
 
-def store_template() -> Path:
-    """Where the empty store of the installed MLflow version is kept: the user's cache (``$XDG_CACHE_HOME``, else
-    ``~/.cache``), ``bleu-harness/mlflow-VERSION-empty.db``."""
+def store_template(db: Path) -> Path:
+    """Where the empty store of the installed MLflow version is kept: beside the store ``db``, in its own folder
+    (``.mlflow-VERSION-empty.db``), never in a cache other users or other programs can write to."""
     from mlflow.version import VERSION
 
-    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(cache) / "bleu-harness" / f"mlflow-{VERSION}-empty.db"
+    return db.parent / f".mlflow-{VERSION}-empty.db"
 
 
 def seed_store(db: Path) -> bool:
     """Start the new SQLite store ``db`` as a copy of the empty store that MLflow created and migrated once for
-    this MLflow version (:func:`keep_template`): MLflow's ~60 schema migrations take 1.3-2.3 s for every new store.
-    The copy holds the schema, its version and no experiment; MLflow adds its ``Default`` experiment when it
-    opens a store without one, with this machine's paths, as it does in a store it migrates itself. Returns
-    whether it did; a missing or damaged template leaves the store to MLflow."""
+    this MLflow version in the same folder (:func:`keep_template`): MLflow's ~60 schema migrations take 1.3-2.3 s
+    for every new store. The copy holds the schema, its version and no experiment; MLflow adds its ``Default``
+    experiment when it opens a store without one, as it does in a store it migrates itself. The template is used
+    only if :func:`_trusted`; else it is removed and MLflow migrates the store. Returns whether it was used."""
     try:
-        template = store_template()
-        if not template.is_file():
+        template = store_template(db)
+        if not template.exists():
             return False
-        if not _intact(template):
-            log.warning("the MLflow store template %s is damaged; it is removed", template)
-            template.unlink(missing_ok=True)
+        problem = _trusted(template)
+        if problem is not None:
+            log.warning("the MLflow store template %s is not used (%s); it is removed and MLflow creates the store",
+                        template, problem)
+            for path in (template, *_sidecars(template)):
+                path.unlink(missing_ok=True)
             return False
         tmp = db.with_name(f"{db.name}.{os.getpid()}.seed")
         try:
@@ -185,36 +189,99 @@ def seed_store(db: Path) -> bool:
         return False
 
 
-def _intact(template: Path) -> bool:
-    """A SQLite file that passes its quick check and holds a schema version and no experiment."""
+def _sidecars(db: Path) -> list[Path]:
+    """SQLite's files beside a database (its write-ahead log, shared memory, rollback journal)."""
+    return [db.with_name(db.name + suffix) for suffix in ("-wal", "-shm", "-journal")]
+
+
+def _sql_words(sql: str) -> str:
+    return " ".join(sql.split()).rstrip(";").strip()
+
+
+@functools.lru_cache(maxsize=1)
+def _mlflow_triggers() -> frozenset[str]:
+    """The ``CREATE TRIGGER`` statements of the installed MLflow's own schema migrations (whitespace collapsed):
+    the only triggers a store may hold (3.17 creates one, ``prevent_secrets_aad_mutation``)."""
+    import mlflow.store.db_migrations as migrations
+
+    found = set()
+    for path in Path(migrations.__file__).parent.glob("versions/*.py"):
+        text = path.read_text(encoding="utf-8", errors="replace")
+        for match in re.finditer(r"CREATE TRIGGER\b.*?\bEND\b", text, re.S):
+            found.add(_sql_words(match.group(0)))
+    return frozenset(found)
+
+
+#: Rows a store that MLflow has just created holds (MLflow 3.17): its schema version, and the default workspace
+#: (with no artifact root of its own: a planted one would send artifacts elsewhere).
+_MIGRATION_ROWS = {"alembic_version": 1, "workspaces": 1}
+
+
+def _trusted(template: Path) -> str | None:
+    """Why ``template`` must not become a store, or None: it must be a regular file (not a link) of this user that
+    no one else may write, and hold MLflow's empty schema and nothing else: tables, indexes and MLflow's own
+    triggers (:func:`_mlflow_triggers`; no other trigger or view, the SQL a store would run on every write), every
+    table empty but for the rows a migration writes (:data:`_MIGRATION_ROWS`), and pass SQLite's quick check. (A
+    template with a planted trigger once made every ``bleu`` metric 99.0 while the console showed 53.06.)"""
+    st = os.lstat(template)
+    if not stat_module.S_ISREG(st.st_mode):
+        return "not a regular file"
+    # the copy takes the file alone: what a write-ahead log beside it holds would be checked here and not copied
+    if any(os.path.lexists(p) for p in _sidecars(template)):
+        return "SQLite files (a write-ahead log or journal) lie beside it"
+    with open(template, "rb") as f:
+        header = f.read(20)
+    if header[:16] != b"SQLite format 3\x00" or header[18:20] != b"\x01\x01":
+        return "not a self-contained SQLite file (legacy journal mode)"
+    if st.st_uid != os.geteuid():
+        return f"owned by uid {st.st_uid}, not this user"
+    if st.st_mode & 0o022:
+        return f"writable by others (mode {stat_module.S_IMODE(st.st_mode):o})"
     try:
         with contextlib.closing(sqlite3.connect(f"file:{template}?mode=ro", uri=True)) as con:
-            return (con.execute("PRAGMA quick_check").fetchone() == ("ok",)
-                    and con.execute("SELECT count(*) FROM alembic_version").fetchone() == (1,)
-                    and con.execute("SELECT count(*) FROM experiments").fetchone() == (0,))
-    except sqlite3.Error:
-        return False
+            if con.execute("PRAGMA quick_check").fetchone() != ("ok",):
+                return "damaged"
+            for kind, name, sql in con.execute(
+                    "SELECT type, name, sql FROM sqlite_master WHERE type NOT IN ('table', 'index')").fetchall():
+                if kind != "trigger" or _sql_words(sql or "") not in _mlflow_triggers():
+                    return f"it holds a {kind} {name!r} that MLflow's schema does not have"
+            for (table,) in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall():
+                rows = con.execute(f'SELECT count(*) FROM "{table}"').fetchone()[0]
+                if rows > _MIGRATION_ROWS.get(table, 0):
+                    return f"table {table} holds {rows} row(s)"
+            if "workspaces" in {t for (t,) in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}:
+                for name, root in con.execute("SELECT name, default_artifact_root FROM workspaces").fetchall():
+                    if name != "default" or root is not None:
+                        return f"workspace {name!r} with artifact root {root!r}"
+    except sqlite3.Error as exc:
+        return f"not a SQLite store ({exc})"
+    return None
 
 
 def keep_template(db: Path) -> None:
     """Keep a copy of the store MLflow just created and migrated at ``db`` (nothing logged yet) as the template
-    of later new stores (:func:`seed_store`), without its ``Default`` experiment (its artifact path is this
-    store's). Written once per MLflow version, atomically; a failure (a read-only home) only costs time."""
+    of later new stores in the same folder (:func:`seed_store`), without its ``Default`` experiment, readable and
+    writable by this user only. Written once per MLflow version, atomically; a failure only costs time."""
     try:
-        template = store_template()
-        if template.is_file():
+        template = store_template(db)
+        if template.exists():
             return
-        template.parent.mkdir(parents=True, exist_ok=True)
         with contextlib.closing(sqlite3.connect(db)) as con:  # WAL: fold the log into the file before copying it
             con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         tmp = template.with_name(f"{template.name}.{os.getpid()}.tmp")
         try:
-            shutil.copyfile(db, tmp)
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "wb") as out, open(db, "rb") as src:
+                shutil.copyfileobj(src, out)
             with contextlib.closing(sqlite3.connect(tmp)) as con:
                 con.execute("DELETE FROM experiments")
+                con.execute("DELETE FROM experiment_tags")
                 con.commit()
                 con.execute("PRAGMA journal_mode=DELETE")  # one self-contained file
-            os.replace(tmp, template)
+            for path in _sidecars(template):  # a leftover log would be read into the new template
+                path.unlink(missing_ok=True)
+            if _trusted(tmp) is None:
+                os.replace(tmp, template)
         finally:
             tmp.unlink(missing_ok=True)
     except Exception as exc:  # noqa: BLE001
@@ -453,18 +520,40 @@ def mark_dead_parents(client: Any, exp_id: str, job_key: str, folder: str | None
     return killed
 
 
-def delete_earlier_records(client: Any, exp_id: str, job_key: str, keep: str) -> int:
-    """Delete (MLflow's soft delete) every earlier parent of this job and its children; a record still RUNNING is
-    kept (the same job running into another folder: :func:`mark_dead_parents` marked the dead ones KILLED)."""
+#: The tag of a parent run saying when it became the job's current record (ms since the epoch): set when it is
+#: logged completely, and again when a rerun reuses it.
+LOGGED_AT = "harness.logged_at"
+
+
+def current_since(run: Any) -> int:
+    """When a parent run became its job's current record: its :data:`LOGGED_AT` tag, else its end (or start)."""
+    try:
+        return int(run.data.tags.get(LOGGED_AT, ""))
+    except ValueError:
+        return int(run.info.end_time or run.info.start_time or 0)
+
+
+def settle_records(client: Any, exp_id: str, job_key: str) -> tuple[str | None, int]:
+    """Keep one record of this job: of its FINISHED parents, the one that became current last (:func:`current_since`,
+    then the largest run id), and delete (MLflow's soft delete) every other parent that is not RUNNING, with its
+    children. Every job that settles the same records chooses the same survivor, so two identical jobs finishing
+    together never delete each other's record and leave none; a record still RUNNING (the same job running into
+    another folder) is left to its own job. Returns the survivor and the number deleted."""
+    parents = [r for r in all_runs(client, exp_id, f"tags.`harness.job_key` = '{job_key}'")
+               if "mlflow.parentRunId" not in r.data.tags]
+    done = [r for r in parents if r.info.status == "FINISHED"]
+    if not done:
+        return None, 0
+    survivor = max(done, key=lambda r: (current_since(r), r.info.run_id))
     n = 0
-    for run in all_runs(client, exp_id, f"tags.`harness.job_key` = '{job_key}'"):
-        if run.info.run_id == keep or "mlflow.parentRunId" in run.data.tags or run.info.status == "RUNNING":
+    for run in parents:
+        if run is survivor or run.info.status == "RUNNING":
             continue
         for child in _children(client, exp_id, run.info.run_id):
             client.delete_run(child.info.run_id)
         client.delete_run(run.info.run_id)
         n += 1
-    return n
+    return str(survivor.info.run_id), n
 
 
 def complete_record(client: Any, exp_id: str, payload: JobPayload) -> str | None:
@@ -517,10 +606,11 @@ def log_job(uri: str, runs_dir: Path, payload: JobPayload, artifacts: Mapping[st
         if reused is not None:
             _log_artifacts(client, reused, artifacts, payload.tables)
             client.set_tag(reused, "harness.reused_at", time.strftime("%Y-%m-%dT%H:%M:%S"))
+            client.set_tag(reused, LOGGED_AT, str(int(time.time() * 1000)))  # the current record again
             if progress is not None:
                 progress.update(len(payload.runs))
-            delete_earlier_records(client, exp_id, payload.key, reused)
-            return Logged(exp_id, reused)
+            survivor, _ = settle_records(client, exp_id, payload.key)
+            return Logged(exp_id, survivor or reused)
         ts = int(time.time() * 1000)
         user = _user()
         parent = client.create_run(exp_id, run_name=payload.name, tags={
@@ -536,11 +626,12 @@ def log_job(uri: str, runs_dir: Path, payload: JobPayload, artifacts: Mapping[st
         else:
             for run_id in created:
                 client.set_terminated(run_id, "FINISHED")
+        client.set_tag(parent_id, LOGGED_AT, str(int(time.time() * 1000)))
         client.set_terminated(parent_id, "FINISHED")
-        deleted = delete_earlier_records(client, exp_id, payload.key, parent_id)
+        survivor, deleted = settle_records(client, exp_id, payload.key)
         if deleted:
             log.info("replaced %d earlier MLflow record(s) of this job", deleted)
-        return Logged(exp_id, parent_id)
+        return Logged(exp_id, survivor or parent_id)
     except BaseException as exc:
         status = "FAILED" if isinstance(exc, Exception) else "KILLED"
         if parent_id:  # every nested run, those of a transaction that committed before the failure too

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import math
 import os
+import re
+import shutil
 import socket
 
 import pytest
@@ -18,7 +20,7 @@ from harness.job.inputs import layout_of, load_inputs
 from harness.job.spec import build_spec, identity_digest
 from harness.job.statistics import StatisticsCache, compute_statistics
 from harness.job.tables import build_tables
-from harness.sinks.mlflow import (EXPERIMENT_KIND, SMALL_TABLES, build_payload, delete_earlier_records, key_part,
+from harness.sinks.mlflow import (EXPERIMENT_KIND, SMALL_TABLES, build_payload, key_part, settle_records,
                                   log_job, mark_dead_parents, run_name, version_step)
 from harness.sinks.parquet import write_table
 
@@ -288,7 +290,7 @@ def test_parents_of_dead_processes_are_marked_killed(runs_with_store):
     assert client.get_run(finished).info.status == "FAILED"
     assert mark_dead_parents(client, exp, "job-d", "/runs/x/job") == []
     # the record of the same job still running elsewhere is not deleted as an earlier record
-    assert delete_earlier_records(client, exp, "job-d", keep=same_job) == 0
+    assert settle_records(client, exp, "job-d") == (None, 0)
     assert client.get_run(elsewhere).info.lifecycle_stage == "active"
 
 
@@ -375,46 +377,93 @@ def _dump(db) -> dict:
 
 
 def test_a_new_store_is_seeded_from_the_template_mlflow_made(tmp_path, monkeypatch):
-    """The first new store is migrated by MLflow and kept (without its Default experiment) as the template; the
-    next new store is a copy of it, opened without a migration, and holds exactly what the first one holds."""
+    """The first new store of a folder is migrated by MLflow and kept (without its Default experiment) beside it,
+    readable by this user only, as the template; the next new store there is a copy of it, opened without a
+    migration, and holds exactly what the first one holds."""
     import mlflow.store.db.utils as db_utils
 
     from harness.sinks.mlflow import prepare_store, store_template
 
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     monkeypatch.chdir(tmp_path)  # MLflow's Default experiment points into the working directory
-    first, second = tmp_path / "a" / "mlflow.db", tmp_path / "b" / "mlflow.db"
+    first = tmp_path / "runs" / "mlflow.db"
     prepare_store(f"sqlite:///{first}", "exp", first.parent)
-    template = store_template()
-    assert template.is_file() and template.parent == tmp_path / "cache" / "bleu-harness"
+    template = store_template(first)
+    assert template.is_file() and template.parent == first.parent and template.name.startswith(".mlflow-")
+    assert template.stat().st_mode & 0o077 == 0
+    first_dump = _dump(first)
+    first.unlink()
 
     def no_migration(engine):
         raise AssertionError("a seeded store is migrated again")
 
-    monkeypatch.setattr(db_utils, "_initialize_tables", no_migration)
-    prepare_store(f"sqlite:///{second}", "exp", second.parent)
-    assert _dump(second) == _dump(first)
+    with monkeypatch.context() as m:
+        m.setattr(db_utils, "_initialize_tables", no_migration)
+        prepare_store(f"sqlite:///{first}", "exp", first.parent)
+    assert _dump(first) == first_dump
     assert _dump(template)["experiments"] == []
-    assert not list(template.parent.glob("*.tmp")) and not list(second.parent.glob("*.seed"))
+    assert not list(template.parent.glob("*.tmp")) and not list(first.parent.glob("*.seed"))
 
 
-@pytest.mark.parametrize("damage", ["garbage", "no cache folder"])
-def test_a_damaged_or_unwritable_template_costs_time_only(tmp_path, monkeypatch, damage):
-    from harness.sinks.mlflow import _client, prepare_store, store_template
+@pytest.mark.parametrize("plant", ["garbage", "trigger", "view", "a row", "an artifact root", "other owner",
+                                   "group-writable", "symlink", "a log beside it"])
+def test_a_planted_or_damaged_template_is_never_used(tmp_path, monkeypatch, migrated_store, plant):
+    """A template that is not this user's alone or holds more than MLflow's empty schema is removed and MLflow
+    creates the store. A trigger planted in a template once stored every bleu metric as 99.0 while the console
+    showed 53.06."""
+    import contextlib
+    import sqlite3
 
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    if damage == "garbage":
-        store_template().parent.mkdir(parents=True)
-        store_template().write_bytes(b"not a database" * 100)
-    else:
-        (tmp_path / "cache").write_text("a file where the cache folder should be")
+    from harness.sinks.mlflow import _client, _trusted, prepare_store, store_template
+
+    def sql(*statements):
+        with contextlib.closing(sqlite3.connect(template)) as con:
+            for statement in statements:
+                con.execute(statement)
+                con.commit()
+
+    monkeypatch.chdir(tmp_path)
     db = tmp_path / "runs" / "mlflow.db"
+    db.parent.mkdir()
+    template = store_template(db)
+    shutil.copy(migrated_store, template)
+    sql("DELETE FROM experiment_tags", "DELETE FROM experiments", "PRAGMA journal_mode=DELETE")
+    os.chmod(template, 0o600)
+    assert _trusted(template) is None  # MLflow's empty store as it made it: trusted
+    if plant == "garbage":
+        template.write_bytes(b"not a database" * 100)
+    elif plant == "trigger":
+        sql("CREATE TRIGGER evil AFTER INSERT ON metrics BEGIN UPDATE metrics SET value = 99.0 WHERE key = 'bleu'; "
+            "END")
+    elif plant == "view":
+        sql("CREATE VIEW v AS SELECT 1")
+    elif plant == "a row":
+        sql("INSERT INTO experiments (experiment_id, name, lifecycle_stage) VALUES (7, 'x', 'active')")
+    elif plant == "an artifact root":
+        sql("UPDATE workspaces SET default_artifact_root = '/tmp/elsewhere'")
+    elif plant == "other owner":
+        os.chown(template, 65534, 65534)
+    elif plant == "group-writable":
+        os.chmod(template, 0o664)
+    elif plant == "symlink":
+        real = tmp_path / "elsewhere.db"
+        template.rename(real)
+        template.symlink_to(real)
+    else:
+        template.with_name(template.name + "-wal").write_bytes(b"\0" * 100)
+    assert _trusted(template) is not None
     exp_id = prepare_store(f"sqlite:///{db}", "exp", db.parent)
     client = _client(f"sqlite:///{db}")
-    assert client.get_experiment(exp_id).name == "exp"
-    assert client.get_experiment("0").name == "Default"
-    if damage == "garbage":  # replaced by the store MLflow migrated
-        assert _dump(store_template())["experiments"] == []
+
+    def programs(path):
+        with sqlite3.connect(path) as con:
+            return con.execute("SELECT type, name, sql FROM sqlite_master WHERE type IN ('trigger', 'view')").fetchall()
+
+    assert programs(db) == programs(migrated_store)  # MLflow's own trigger, nothing planted
+    run = client.create_run(exp_id)
+    client.log_metric(run.info.run_id, "bleu", 53.06)
+    assert client.get_run(run.info.run_id).data.metrics["bleu"] == 53.06
+    assert client.get_experiment("0").name == "Default"  # MLflow migrated the store itself
+    assert not template.is_symlink() and (not template.exists() or _dump(template)["experiments"] == [])
 
 
 # ------------------------------------------------------------------------------------------------ written in bulk
@@ -439,6 +488,7 @@ def _normalised(db) -> dict:
                 text = str({k: (v is not None) if k in times else v for k, v in zip(cols, row)})
                 for old, new in {**ids, str(db.parent): "STORE"}.items():
                     text = text.replace(old, new)
+                text = re.sub(r"('key': 'harness\.logged_at', 'value': ')\d+", r"\1TIME", text)  # a time too
                 rows.append(text)
             out[table] = sorted(rows)
     return out
