@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from .arguments import console_command, skip_last_collection
-from .errors import HarnessError
+from .errors import HarnessError, Terminated
 
 log = logging.getLogger("harness")
 
@@ -105,17 +105,20 @@ def task(cfg: Any) -> float | None:
 
         outcome = run_job(spec, config_yaml)
     except HarnessError as exc:
-        print(f"harness: error: {exc}", file=sys.stderr)
+        print(f"harness: error: {exc}" + (f" ({exc.kept})" if exc.kept else ""), file=sys.stderr)
         if multirun:
             _record(hc.runtime.output_dir, {"status": "failed", "job": label, "error": str(exc)})
             return None
         raise SystemExit(exc.exit_status) from None
-    except KeyboardInterrupt:
-        print("harness: interrupted", file=sys.stderr)
-        raise SystemExit(130) from None
+    except KeyboardInterrupt as exc:
+        terminated = isinstance(exc, Terminated)
+        print(f"harness: {'terminated (SIGTERM)' if terminated else 'interrupted'}; job_status.json in the job's "
+              "folder says what was kept", file=sys.stderr)
+        raise SystemExit(exc.exit_status if terminated else 130) from None
     if outcome.tracking_error is not None:
-        print(f"harness: error: {outcome.tracking_error}; the tables are published in {outcome.folder}; rerun the "
-              f"job to log it (details in {outcome.folder / 'tracking_pending.json'})", file=sys.stderr)
+        err = outcome.tracking_error
+        details = err.kept or f"rerun the job to log it (details in {outcome.folder / 'tracking_pending.json'})"
+        print(f"harness: error: {err}; the tables are published in {outcome.folder}; {details}", file=sys.stderr)
         if multirun:
             _record(hc.runtime.output_dir, {"status": "failed", "job": label, "folder": str(outcome.folder),
                                             "error": str(outcome.tracking_error)})

@@ -14,10 +14,12 @@ from typing import Any, Sequence
 
 
 class HarnessError(Exception):
-    """Base class: an error the user can act on; ``str()`` is the one line the entry points print."""
+    """Base class: an error the user can act on; ``str()`` is the one line the entry points print. ``kept``: what
+    the failure left usable (set where that is known, e.g. a job's folder), printed after the error."""
 
     #: Exit status of the command-line entry points for this kind of error.
     exit_status = 1
+    kept: str | None = None
 
 
 class InputError(HarnessError, ValueError):
@@ -95,3 +97,10 @@ class JobFolderError(HarnessError):
 
 class TrackingError(HarnessError):
     """The tracking store could not be used (the Parquet tables are written regardless)."""
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (a SLURM time limit, ``kill``), raised where the job is, so that it ends like an interruption:
+    the folder's status says so, MLflow's runs are marked KILLED, one line is printed, exit status 143."""
+
+    exit_status = 143

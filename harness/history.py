@@ -45,7 +45,7 @@ import numpy as np
 from .arguments import OneLineParser, console_command
 from .errors import HarnessError, TrackingError
 from .job.dataset import natural_key
-from .sinks.mlflow import all_runs, check_server, configure_client, default_uri
+from .sinks.mlflow import all_runs, check_server, configure_client, current_since, default_uri
 
 PROG = "harness-history"
 SEGMENT_TABLE = "segment_scores.parquet"
@@ -217,7 +217,10 @@ def select_versions(runs: Sequence[Any], system: str, refset: str | None, varian
         groups.setdefault(r.data.tags.get("system_version", ""), []).append(r)
     versions = []
     for version, group in groups.items():
-        group.sort(key=lambda r: (r.info.start_time or 0, r.info.run_id))
+        # the record that became current last (a rerun that reuses an older record makes it current again:
+        # Nemo scored A, then B, then A again is A), then the newest run
+        group.sort(key=lambda r: (current_since(by_id[r.data.tags["mlflow.parentRunId"]]), r.info.start_time or 0,
+                                  r.info.run_id))
         run = group[-1]
         bleu = _metric(run, "bleu")
         if bleu is None:

@@ -16,18 +16,20 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import signal
 import sys
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping, TextIO
+from typing import TYPE_CHECKING, Any, Iterator, Mapping, TextIO
 
-from .errors import TrackingError
+from .errors import HarnessError, Terminated, TrackingError
 from .job import figures, report
 from .job.analysis import analyse
 from .job.aside import Aside
 from .job.dataset import refset_name
-from .job.files import atomic_write
+from .job.files import OutputError, atomic_write
 from .job.folder import MANIFEST, PENDING, JobFolder, verified_files
 from .job.inputs import check_selection, dataset_name, layout_of, load_inputs
 from .job.result import JobResult
@@ -116,9 +118,35 @@ def start_tracking(spec: JobSpec, experiment: str) -> TrackingError | None:
     return None
 
 
+@contextlib.contextmanager
+def sigterm_as_interruption() -> Iterator[None]:
+    """SIGTERM (a SLURM time limit, ``kill``) raises :class:`~harness.errors.Terminated` where the job is, so it
+    ends as Ctrl-C does: the folder's status says ``interrupted``, MLflow's runs are marked KILLED, the command
+    prints one line and exits 143 (before, it died at once, silent, its status left ``running``). The main
+    thread only (a signal handler cannot be set elsewhere)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def _raise(signum: int, _frame: Any) -> None:
+        raise Terminated(f"terminated by signal {signum} (SIGTERM)")
+
+    previous = signal.signal(signal.SIGTERM, _raise)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def run_job(spec: JobSpec, config_yaml: str = "", out: TextIO | None = None) -> Outcome:
     """One job, end to end (see the module docstring). Raises :class:`~harness.errors.HarnessError` subclasses
-    for everything a user can fix; a tracking failure is returned in the outcome, not raised."""
+    for everything a user can fix; a tracking failure is returned in the outcome, not raised; SIGTERM raises
+    :class:`~harness.errors.Terminated` (:func:`sigterm_as_interruption`)."""
+    with sigterm_as_interruption():
+        return _run_job(spec, config_yaml, out)
+
+
+def _run_job(spec: JobSpec, config_yaml: str, out: TextIO | None) -> Outcome:
     started = time.perf_counter()
     out = out or sys.stdout
     for variant in spec.variants:
@@ -159,45 +187,86 @@ def run_job(spec: JobSpec, config_yaml: str = "", out: TextIO | None = None) -> 
             hashes = inputs.input_hashes()
             job_key = identity_digest(spec, hashes)
             folder.publish(hashes, {"job_key": job_key, "experiment": experiment})
-            folder.write_status("ok", experiment=experiment, job_key=job_key)
+            folder.write_status("ok", experiment=experiment, job_key=job_key,
+                                tracking="pending" if spec.tracking_uri is not None else "off")
         except BaseException as exc:
             folder.discard()
-            folder.write_status("failed", experiment=experiment, error=f"{type(exc).__name__}: {exc}")
+            if isinstance(exc, HarnessError) and exc.kept is None:
+                exc.kept = folder.kept()
+            with contextlib.suppress(OutputError):  # a full disk: the error above says so; the status is best effort
+                folder.write_status("interrupted" if isinstance(exc, KeyboardInterrupt) else "failed",
+                                    experiment=experiment, error=f"{type(exc).__name__}: {exc}")
             raise
         logged, tracking_error = None, None
         if spec.tracking_uri is not None:
-            logged, tracking_error = track(result, tables, folder.path, job_key, progress, startup_error)
+            logged, tracking_error = track(result, tables, folder, job_key, progress, startup_error)
     outcome = Outcome(result, folder.path, None if logged is None else logged.parent_id, tracking_error,
                       time.perf_counter() - started, None if logged is None else logged.experiment_id)
     print_summary(outcome, out)
     return outcome
 
 
-def track(result: JobResult, tables: Mapping[str, pa.Table], folder: Path, job_key: str, progress: Progress,
+def track(result: JobResult, tables: Mapping[str, pa.Table], status: JobFolder, job_key: str, progress: Progress,
           startup_error: TrackingError | None = None) -> tuple[Any, Any]:
     """Log the published job and its ``tables`` (:func:`write_tables`'s) to MLflow (returns where:
     :class:`~harness.sinks.mlflow.Logged`); on failure (or ``startup_error``, :func:`start_tracking`'s) write
-    ``tracking_pending.json`` and return the error instead."""
+    ``tracking_pending.json`` and return the error instead. ``job_status.json`` says ``tracking: pending`` from the
+    publication on (with ``tracking_pending.json``, so that a process killed while logging leaves both), then
+    ``logged`` (with the parent run), ``failed`` or ``interrupted``."""
     spec = result.spec
     uri = str(spec.tracking_uri)
+    folder = status.path
+    status_fields = {"experiment": result.experiment, "job_key": job_key}
+
+    def say(tracking: str, why: str | None, **extra: Any) -> str | None:
+        """The folder's record of the tracking (best effort: on a full disk, the error says what was not kept)."""
+        problem = None if why is None else write_pending(folder, result, job_key, why)
+        try:
+            status.write_status("ok", **status_fields, tracking=tracking, **extra)
+        except OutputError as exc:
+            problem = problem or exc.reason
+        return problem
+
+    say("pending", "logging to MLflow started and has not finished (a process killed while logging leaves this "
+        "file; rerun the job to log it)")
     try:
         if startup_error is not None:
             raise startup_error
-        from .sinks.mlflow import SMALL_TABLES, build_payload, log_job, preview, terminate_on_sigterm
+        from .sinks.mlflow import SMALL_TABLES, build_payload, log_job, preview
 
         previews = {name: preview(tab) for name, tab in tables.items() if name in SMALL_TABLES}
         payload = build_payload(result, job_key, previews)
         # the published generation's files (what its manifest lists, and the manifest): nothing else in the folder
         artifacts = {**verified_files(folder), MANIFEST: folder / MANIFEST}
-        with progress.phase("MLflow runs", len(payload.runs), "run") as bar, terminate_on_sigterm():
+        with progress.phase("MLflow runs", len(payload.runs), "run") as bar:
             logged = log_job(uri, spec.runs_dir, payload, artifacts, bar)
     except TrackingError as exc:
-        atomic_write(folder / PENDING, json.dumps({"tracking_uri": uri, "experiment": result.experiment,
-                                                   "job": spec.job_name, "job_key": job_key, "error": str(exc),
-                                                   "time": time.time()}, indent=1) + "\n")
+        problem = say("failed", str(exc))
+        if problem is not None:
+            exc.kept = f"{PENDING} could not be written either ({problem}): rerun the job to log it"
         return None, exc
+    except BaseException as exc:  # interrupted (Ctrl-C, SIGTERM) while logging: say so, then end
+        say("interrupted", f"interrupted while logging ({type(exc).__name__}); MLflow's runs of this attempt are "
+            "marked KILLED")
+        raise
     (folder / PENDING).unlink(missing_ok=True)
+    say("logged", None, parent_run=logged.parent_id)
     return logged, None
+
+
+def write_pending(folder: Path, result: JobResult, job_key: str, why: str) -> str | None:
+    """``tracking_pending.json``: the published job is not (or not yet) in MLflow, and why; rerunning the job logs
+    it. Written before logging starts too, so a job killed while logging (SIGKILL) leaves it. Returns why it
+    could not be written (a full disk), else None."""
+    spec = result.spec
+    try:
+        atomic_write(folder / PENDING, json.dumps({"tracking_uri": str(spec.tracking_uri),
+                                                   "experiment": result.experiment, "job": spec.job_name,
+                                                   "job_key": job_key, "error": why, "time": time.time()},
+                                                  indent=1) + "\n")
+    except OutputError as exc:
+        return exc.reason
+    return None
 
 
 def _legend(result: JobResult) -> str:

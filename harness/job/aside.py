@@ -19,6 +19,8 @@ import signal
 import traceback
 from typing import Any, Callable, Iterator, Sequence
 
+from ..errors import HarnessError
+
 
 _HEAD = 8  # bytes of the argument's length, sent before it
 
@@ -50,8 +52,10 @@ def _child(prepare: Callable[[], None] | None, work: Callable[[Any], Any], arg_f
         if data:
             message = {"value": work(pickle.loads(data))}
             code = 0
-    except BaseException:  # noqa: BLE001 - everything goes back to the parent, which raises it
+    except BaseException as exc:  # noqa: BLE001 - everything goes back to the parent, which raises it
         message = {"error": traceback.format_exc()}
+        if isinstance(exc, HarnessError):  # a user's problem (a full disk): one line, no traceback
+            message["one_line"] = str(exc)
     finally:
         with contextlib.suppress(BaseException):
             out = json.dumps(message).encode() if message is not None else b""
@@ -95,6 +99,9 @@ class Aside:
                 _, status = os.waitpid(self.pid, 0)
                 self._reaped = True
             message = json.loads(data) if data else {}
+            if "one_line" in message:  # said once, also when the work was itself split over two processes
+                line = message["one_line"]
+                raise HarnessError(line if line.startswith(f"{self.what} failed") else f"{self.what} failed: {line}")
             if "value" not in message:
                 trace = message.get("error", "").strip()
                 why = trace.splitlines()[-1] if trace else f"the process ended with status {status}"

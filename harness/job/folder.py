@@ -230,6 +230,14 @@ class JobFolder:
         shutil.rmtree(staging, ignore_errors=True)
         return manifest
 
+    def kept(self) -> str:
+        """What a failed generation leaves usable, in words: the previous complete generation (its manifest), or
+        nothing of this job."""
+        manifest = _json(self.path / MANIFEST)
+        if manifest and isinstance(manifest.get("generation"), str):
+            return f"{self.path} keeps its previous complete generation ({manifest['generation']}); nothing new"
+        return f"nothing was published in {self.path}"
+
     def discard(self) -> None:
         """Remove this generation's staging folder (the published generation stays as it was)."""
         if self.generation:

@@ -89,6 +89,9 @@ def configure_client(retries: int, timeout: int, verbose: bool = False) -> None:
     os.environ.setdefault("MLFLOW_LOGGING_LEVEL", level)
     for name in ("mlflow", "alembic"):
         logging.getLogger(name).setLevel(level)
+    # MLflow logs every database error with its traceback before it raises it (a full disk: two tracebacks); the
+    # job reports the error it raises, in one line (TrackingError), unless verbose
+    logging.getLogger("mlflow.store.db.utils").setLevel(level if verbose else "CRITICAL")
 
 
 def check_server(uri: str, timeout: float = 5.0) -> None:
@@ -300,9 +303,10 @@ def prepare_store(uri: str, experiment: str, runs_dir: Path) -> str:
     """Create (and migrate) the store and the experiment if needed, under :func:`store_lock`; return the
     experiment id. Any failure (unreachable server, full disk, unknown URI scheme) is a :class:`TrackingError`."""
     check_server(uri)
+    db = _sqlite_path(uri)
+    new = False
     try:
         with store_lock(uri):
-            db = _sqlite_path(uri)
             new = db is not None and (not db.exists() or db.stat().st_size == 0)
             seeded = new and seed_store(db)
             client = _client(uri)
@@ -321,8 +325,20 @@ def prepare_store(uri: str, experiment: str, runs_dir: Path) -> str:
     except TrackingError:
         raise
     except Exception as exc:
-        raise TrackingError(f"the MLflow store {uri} cannot be used ({type(exc).__name__}: "
-                            f"{_first_line(exc)})") from None
+        if db is not None and new:  # a half-migrated store would fail every later job ("duplicate column name")
+            for path in (db, *_sidecars(db)):
+                with contextlib.suppress(OSError):
+                    path.unlink()
+        raise TrackingError(f"the MLflow store {uri} cannot be used ({_reason(exc)})"
+                            + ("; the half-created store was removed" if db is not None and new else "")) from None
+
+
+def _reason(exc: BaseException) -> str:
+    """Why MLflow failed, in a user's words where the cause is the machine's (a full disk), else the error."""
+    text = _first_line(exc)
+    if "database or disk is full" in text or "No space left" in text:
+        return "no space left on the store's disk"
+    return f"{type(exc).__name__}: {text}"
 
 
 def _first_line(exc: BaseException) -> str:
@@ -643,7 +659,7 @@ def log_job(uri: str, runs_dir: Path, payload: JobPayload, artifacts: Mapping[st
                 client.set_terminated(run_id, status)
         if not isinstance(exc, Exception):
             raise
-        raise TrackingError(f"MLflow logging to {uri} failed ({type(exc).__name__}: {_first_line(exc)})") from None
+        raise TrackingError(f"MLflow logging to {uri} failed ({_reason(exc)})") from None
 
 
 def _log_runs(client: Any, bulk: Any, uri: str, exp_id: str, parent_id: str, payload: JobPayload, ts: int,
@@ -708,20 +724,3 @@ def _log_dataset(client: Any, uri: str, run_id: str, dataset: tuple[str, str, st
             if attempt == 2:
                 raise
             time.sleep(0.2)
-
-
-@contextlib.contextmanager
-def terminate_on_sigterm() -> Iterator[None]:
-    """Turn SIGTERM (SLURM ``scancel``, a timeout) into SystemExit while logging, so runs are marked KILLED."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def _handler(signum: int, _frame: Any) -> None:
-        raise SystemExit(128 + signum)
-
-    previous = signal.signal(signal.SIGTERM, _handler)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)

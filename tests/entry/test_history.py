@@ -431,3 +431,25 @@ def test_the_default_refset_is_the_one_with_most_references():
     assert _widest_refset(each) == "ref-C+ref-D"
     assert _widest_refset([_tagged("ref-C", 1), _tagged("ref-D", 1)]) is None
     assert _widest_refset([_tagged("ref-C", 1)]) is None  # one refset: nothing to choose
+
+
+def test_history_shows_the_current_record_after_a_revert(tmp_path, runs_with_store):
+    """Score mymodel@1 as A, then as B, then as A again: the third job reuses the first record (same config, same
+    input), whose start time is the oldest; history must show A, what the folder holds now, not B."""
+    work = tmp_path  # runs_with_store: tmp_path / "runs" holds a migrated store
+    ds = versions_dataset(work / "rev", checkpoints("1", "2"))
+    a = read_lines(ds / "systems" / "mymodel@1.txt")
+    b = read_lines(DEMO / "systems" / "HuaweiTSC.txt")[:N]
+    first, _ = score(work, ds)
+    write_lines(ds / "systems" / "mymodel@1.txt", b)
+    second, _ = score(work, ds)
+    write_lines(ds / "systems" / "mymodel@1.txt", a)
+    third, _ = score(work, ds)
+    assert third.parent_run == first.parent_run  # reused, not logged again
+    bleu_a = next(c.score.score for c in third.result.cells if c.system.label == "mymodel@1")
+    bleu_b = next(c.score.score for c in second.result.cells if c.system.label == "mymodel@1")
+    assert bleu_a != bleu_b
+    got = json.loads(history("--system", "mymodel", "--experiment", "test", "--runs-dir", str(work / "runs"),
+                             "--format", "json").stdout)
+    row = next(v for v in got["versions"] if v["version"] == "1")
+    assert row["bleu"] == pytest.approx(bleu_a, rel=1e-12)

@@ -200,6 +200,11 @@ def test_a_job_killed_while_logging_is_marked_killed_by_the_next_run(tmp_path):
     proc = subprocess.run([sys.executable, "-c", _KILL_WHILE_LOGGING, f"dataset.root={ds}", *BASE,
                            "bleu=[sacrebleu,char,intl]"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert proc.returncode == -signal.SIGKILL
+    # the folder says the job is not in MLflow (it said "ok" and nothing more, with no pending file)
+    folder = job_folder(tmp_path, "faults")
+    status = json.loads((folder / STATUS).read_text())
+    assert status["status"] == "ok" and status["tracking"] == "pending"
+    assert "has not finished" in json.loads((folder / "tracking_pending.json").read_text())["error"]
     client = MlflowClient(uri)
     exp = client.get_experiment_by_name("faults")
     runs = client.search_runs([exp.experiment_id])
@@ -213,6 +218,61 @@ def test_a_job_killed_while_logging_is_marked_killed_by_the_next_run(tmp_path):
     children = [r for r in runs if "mlflow.parentRunId" in r.data.tags]
     assert len(parents) == 1 and parents[0].info.status == "FINISHED" and len(children) == 3 * 3
     assert all(c.data.tags["mlflow.parentRunId"] == parents[0].info.run_id for c in children)
+    status = json.loads((folder / STATUS).read_text())
+    assert status["tracking"] == "logged" and status["parent_run"] == parents[0].info.run_id
+    assert not (folder / "tracking_pending.json").exists()
+
+
+_PAUSE_AFTER = """
+import importlib, sys, time
+from pathlib import Path
+target = importlib.import_module(sys.argv[1])
+real = getattr(target, sys.argv[2])
+flag = Path(sys.argv[3])
+def pause(*a, **k):  # done with this step: say so, and wait for the signal
+    out = real(*a, **k)
+    flag.write_text("paused")
+    time.sleep(120)
+    return out
+setattr(target, sys.argv[2], pause)
+sys.argv = ["harness", *sys.argv[4:]]
+from harness.app import console
+console()
+"""
+
+
+@pytest.mark.parametrize("where", ["logging", "statistics"])
+def test_sigterm_ends_the_job_like_an_interruption(tmp_path, where):
+    """SIGTERM (a SLURM time limit) exited 143 with nothing printed and left job_status.json at running."""
+    from mlflow.tracking import MlflowClient
+
+    ds = make_dataset(tmp_path / "ds")
+    flag = tmp_path / "flag"
+    step = {"logging": ("harness.sinks.mlflow", "insert_runs"),  # nested runs written, not finished
+            "statistics": ("harness.runner", "compute_statistics")}[where]
+    cmd = [sys.executable, "-c", _PAUSE_AFTER, *step, str(flag), f"dataset.root={ds}", *BASE, "bleu=[sacrebleu,char]"]
+    proc = subprocess.Popen(cmd, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 120
+    while not flag.exists() and proc.poll() is None and time.time() < deadline:
+        time.sleep(0.05)
+    assert flag.exists(), proc.communicate()
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 143, err
+    lines = [x for x in err.splitlines() if x.startswith("harness:")]
+    assert lines == ["harness: terminated (SIGTERM); job_status.json in the job's folder says what was kept"], err
+    assert "Traceback" not in err
+    folder = job_folder(tmp_path, "faults")
+    status = json.loads((folder / STATUS).read_text())
+    if where == "logging":
+        assert status["status"] == "ok" and status["tracking"] == "interrupted"
+        assert "interrupted while logging" in json.loads((folder / "tracking_pending.json").read_text())["error"]
+        client = MlflowClient(f"sqlite:///{tmp_path / 'runs' / 'mlflow.db'}")
+        runs = client.search_runs([client.get_experiment_by_name("faults").experiment_id])
+        assert runs and {r.info.status for r in runs} == {"KILLED"}
+    else:
+        assert status["status"] == "interrupted" and "Terminated" in status["error"]
+        assert verified_files(folder) == {}
 
 
 def test_parallel_first_jobs_on_a_new_store_do_not_race(tmp_path):
@@ -236,6 +296,51 @@ def test_a_store_on_a_full_disk_keeps_the_tables(tmp_path, tmpfs):
     assert proc.returncode == 1 and "the tables are published" in line
     folder = job_folder(tmp_path, "faults")
     assert "system_scores.parquet" in verified_files(folder) and (folder / "tracking_pending.json").exists()
+
+
+def test_a_disk_filled_while_the_figures_are_drawn_is_one_line(tmp_path, tmpfs, monkeypatch):
+    """The figures are written by a child process: its full disk was a traceback from the child. Now one line
+    that names the file and says what the folder keeps."""
+    import harness.job.figures as figures
+
+    ds = make_dataset(tmp_path / "ds", human=True)
+    out = tmpfs / "out"
+    harness_on(tmp_path, ds, f"output_dir={out}", check=True)  # a first complete generation
+    real = figures.inside
+
+    def inside(folder, rel):  # the disk fills up just before the first figure is written (in the child)
+        fill(tmpfs, leave=0)
+        return real(folder, rel)
+
+    monkeypatch.setattr(figures, "inside", inside)
+    proc = harness_on(tmp_path, ds, f"output_dir={out}", "figures=true", "seed=7")
+    line = one_error_line(proc)
+    assert proc.returncode == 1 and "no space left on device" in line and (".png" in line or ".pdf" in line)
+    assert f"{out} keeps its previous complete generation" in line
+    assert "system_scores.parquet" in verified_files(out)
+
+
+def test_a_store_filled_while_mlflow_logs_is_one_line(tmp_path, tmpfs, monkeypatch):
+    """MLflow's own two tracebacks came first; now one line naming the store and what was kept."""
+    import harness.sinks.mlflow as sink
+
+    ds = make_dataset(tmp_path / "ds")
+    uri = f"sqlite:///{tmpfs / 'mlflow.db'}"
+    harness_here(tmp_path, f"dataset.root={ds}", *BASE, f"tracking_uri={uri}")  # the store exists
+    real = sink.insert_runs
+
+    def insert_runs(*a, **k):
+        fill(tmpfs, leave=0)
+        return real(*a, **k)
+
+    monkeypatch.setattr(sink, "insert_runs", insert_runs)
+    proc = harness_here(tmp_path, f"dataset.root={ds}", *BASE, f"tracking_uri={uri}", "seed=3", check=False)
+    line = one_error_line(proc)
+    assert proc.returncode == 1 and "no space left on the store's disk" in line and "tables are published" in line
+    assert "Traceback" not in proc.stderr and "sqlite3.OperationalError" not in proc.stderr
+    folder = next(p for p in (tmp_path / "runs" / "faults").iterdir() if "seed=3" in p.name)
+    assert json.loads((folder / STATUS).read_text())["tracking"] == "failed"
+    assert (folder / "tracking_pending.json").exists()
 
 
 def test_an_unknown_tracking_scheme_keeps_the_tables(tmp_path):

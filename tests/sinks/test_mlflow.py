@@ -555,3 +555,48 @@ def test_runs_in_bulk_are_all_or_nothing(job, runs_with_store, monkeypatch):
     parents, children = runs_of(uri)
     assert [p.info.run_id for p in parents] == [rerun] and len(children) == n_runs(job["result"])
     assert {c.info.status for c in children} == {"FINISHED"}
+
+
+def test_two_identical_jobs_finishing_together_leave_one_record(job, runs_with_store, monkeypatch):
+    """Two identical jobs into two folders, both paused just before they replace the earlier records of their job
+    (the case where each deleted the other's record and both printed a parent run that no longer existed): now
+    both settle on the same survivor and it exists."""
+    import dataclasses
+    import threading
+
+    import harness.sinks.mlflow as sink
+
+    both_checked, both_logged = threading.Barrier(2, timeout=60), threading.Barrier(2, timeout=60)
+    real_complete, real_settle = sink.complete_record, sink.settle_records
+
+    def complete_record(*args, **kwargs):  # neither finds the other's record complete: both log anew
+        found = real_complete(*args, **kwargs)
+        both_checked.wait()
+        return found
+
+    def settle_records(*args, **kwargs):  # both records FINISHED before either job deletes anything
+        both_logged.wait()
+        return real_settle(*args, **kwargs)
+
+    monkeypatch.setattr(sink, "complete_record", complete_record)
+    monkeypatch.setattr(sink, "settle_records", settle_records)
+    uri = store(runs_with_store)
+    payloads = [dataclasses.replace(job["payload"], tags={**job["payload"].tags, "output_dir": f"/runs/x/{n}"})
+                for n in ("one", "two")]
+    logged: dict[int, object] = {}
+
+    def run(i: int) -> None:
+        logged[i] = log_job(uri, runs_with_store, payloads[i], job["artifacts"])
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    assert set(logged) == {0, 1}
+    client = sink._client(uri)
+    parents = [r for r in sink.all_runs(client, logged[0].experiment_id, f"tags.`harness.job_key` = '{job['key']}'")
+               if "mlflow.parentRunId" not in r.data.tags]
+    assert len(parents) == 1 and parents[0].info.status == "FINISHED"
+    assert logged[0].parent_id == logged[1].parent_id == parents[0].info.run_id
+    assert len(sink._children(client, logged[0].experiment_id, parents[0].info.run_id)) == len(job["payload"].runs)
