@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -110,6 +111,10 @@ def task(cfg: Any) -> float | None:
             _record(hc.runtime.output_dir, {"status": "failed", "job": label, "error": str(exc)})
             return None
         raise SystemExit(exc.exit_status) from None
+    except BrokenPipeError:  # `harness ... | head -1`: the reader has what it wanted; the job is done
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0.0
     except KeyboardInterrupt as exc:
         terminated = isinstance(exc, Terminated)
         print(f"harness: {'terminated (SIGTERM)' if terminated else 'interrupted'}; job_status.json in the job's "

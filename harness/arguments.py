@@ -38,9 +38,36 @@ _SKIPPING = False
 
 def console_command(main: Callable[[], T]) -> T:
     """``main()`` as a console command's whole run, its process ended without the last collection
-    (:func:`skip_last_collection`)."""
+    (:func:`skip_last_collection`). Arguments that the file-system encoding could not decode (non-ASCII names
+    under ``LC_ALL=C`` with ``PYTHONUTF8=0``: Python then decodes them as ASCII with surrogates) are one line and
+    exit status 2, before anything else: they would fail later as tracebacks or as false "no such file" errors."""
+    import os
+    import sys
+
     skip_last_collection()
+    for arg in sys.argv[1:]:
+        try:
+            arg.encode("utf-8")
+        except UnicodeEncodeError:
+            prog = os.path.basename(sys.argv[0]) or "harness"
+            print(f"{prog}: error: the argument {ascii(arg)} cannot be decoded in this locale's encoding "
+                  f"({sys.getfilesystemencoding()}); run under a UTF-8 locale (e.g. LC_ALL=C.UTF-8) or with "
+                  "PYTHONUTF8=1", file=sys.stderr)
+            raise SystemExit(2)
     return main()
+
+
+#: Loggers whose warnings a command also collects (``TextFile.warnings``, the human scores' notes) and prints itself.
+COLLECTED_WARNINGS = ("harness.text.reading", "harness.job.human")
+
+
+def print_collected_warnings_only() -> None:
+    """For ``harness-score`` and ``harness-compare``, which print the warnings of the files they read themselves
+    (``PROG: warning: ...``): the loggers that also report them stay quiet, so each is printed once."""
+    import logging
+
+    for name in COLLECTED_WARNINGS:
+        logging.getLogger(name).setLevel(logging.ERROR)
 
 
 class OneLineParser(argparse.ArgumentParser):

@@ -28,7 +28,8 @@ from .core.options import BleuOptions
 from .core.resampling import MAX_SEED
 from .core.signature import signature, split_signature
 from .core.stats import SegmentStats
-from .arguments import OneLineParser, add_bleu_arguments, bleu_options, console_command, int_in
+from .arguments import (OneLineParser, add_bleu_arguments, bleu_options, console_command, int_in,
+                        print_collected_warnings_only)
 from .errors import ConfigError, HarnessError
 from .text.pipeline import files_statistics
 from .text.reading import STDIN, Source
@@ -82,6 +83,16 @@ def _system_names(paths: Sequence[str]) -> list[str]:
     return stems if len(set(stems)) == len(stems) else list(paths)
 
 
+def _line_breaks(refs: Sequence[Source]) -> int | None:
+    """The most line breaks a hypothesis of these references can have (the first reference's, plus one for a
+    missing final newline); None if it cannot be read (its error is reported in its turn)."""
+    try:
+        data = refs[0].data if refs[0].data is not None else refs[0].path.read_bytes()
+    except OSError:
+        return None
+    return data.count(b"\n") + 1
+
+
 def score_files(args: argparse.Namespace, opts: BleuOptions) -> list[System]:
     """Read, check and count every hypothesis (statistics only; scores are computed by the caller). Large files
     are read in chunks and only their statistics kept (:func:`harness.text.pipeline.files_statistics`); the
@@ -90,7 +101,7 @@ def score_files(args: argparse.Namespace, opts: BleuOptions) -> list[System]:
 
     check_usable(str(opts.tokenize))
     refs = [Source.of_path(p) for p in args.refs]
-    hyps = [Source.of_path(p) for p in args.input] if args.input else [Source.of_stdin()]
+    hyps = [Source.of_path(p) for p in args.input] if args.input else [Source.of_stdin(max_lines=_line_breaks(refs))]
     result = files_statistics(refs, hyps, opts)
     for text in (*result.references, *result.hypotheses):
         for warning in text.warnings:
@@ -339,6 +350,7 @@ def run(argv: Sequence[str] | None = None) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    print_collected_warnings_only()
     try:
         print(run(argv))
     except ConfigError as exc:

@@ -29,7 +29,8 @@ from typing import TYPE_CHECKING, Sequence
 
 from .core.options import OPTION_NAMES
 from .core.resampling import DEFAULT_SEED, MAX_SEED
-from .arguments import OneLineParser, add_bleu_arguments, bleu_options, console_command, int_in
+from .arguments import (OneLineParser, add_bleu_arguments, bleu_options, console_command, int_in,
+                        print_collected_warnings_only)
 from .errors import ConfigError, HarnessError
 from .text.reading import check_parallel, read_text
 
@@ -166,6 +167,13 @@ def execute(args: argparse.Namespace) -> Outcome:
     page = Path(args.output) if args.output else Path(page_name(inputs.label_a, inputs.label_b))
     if page.suffix.lower() not in (".html", ".htm"):
         raise ConfigError("output", f"the page must be an .html file, got {str(page)!r}", got=str(page))
+    from .job.comparison import table_files
+
+    read = {t.path.resolve() for t in (inputs.text_a, inputs.text_b, *inputs.refs, inputs.source) if t is not None}
+    for out in [page, *(page.with_name(f) for f in table_files(page.name).values())]:
+        if out.resolve() in read:
+            raise ConfigError("output", f"{out} is an input of this comparison; it would be overwritten",
+                              got=str(page))
     stats_a, stats_b = systems_statistics([inputs.text_a.lines, inputs.text_b.lines],
                                           [r.lines for r in inputs.refs], opts)
     result = compare_job(stats_a, stats_b, inputs.text_a, inputs.text_b, inputs.refs, inputs.source, inputs.human,
@@ -231,6 +239,7 @@ def _flag(key: str) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """The ``harness-compare`` command: one line on stderr for any error the user can act on, never a traceback."""
+    print_collected_warnings_only()
     try:
         print(run(argv))
     except SystemExit as exc:  # argparse: --help (0) or a usage error already printed as one line (2)

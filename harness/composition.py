@@ -150,8 +150,11 @@ def one_line(exc: BaseException, overrides: Sequence[str]) -> ConfigError:
     if isinstance(exc, OverrideParseException):
         bad = next((o for o in overrides if o in text), None)
         first = text.splitlines()[0]
-        return ConfigError("override", f"cannot parse {bad!r}: {first}" if bad else f"cannot parse the overrides: "
-                           f"{first}", expected="key=value (see https://hydra.cc/docs/advanced/override_grammar/basic)")
+        hint = ("; quote a value with spaces, brackets or non-ASCII characters (key='value')"
+                if bad is not None and not bad.isascii() or " " in (bad or "") else "")
+        return ConfigError("override", (f"cannot parse {bad!r}: {first}" if bad else f"cannot parse the overrides: "
+                                        f"{first}") + hint,
+                           expected="key=value (see https://hydra.cc/docs/advanced/override_grammar/basic)")
     found = re.search(r"Could not (?:override|append to config)[^']*'([^']+)'", text)
     if found:
         unknown = did_you_mean(found.group(1))

@@ -79,6 +79,9 @@ def open_client(uri: str, timeout: float = 10.0) -> Any:
         if path and not Path(path).is_file():
             raise HistoryError(f"no MLflow store at {path} (score something with harness first, or give "
                                "--tracking-uri / --runs-dir)")
+        if path and not _is_store(Path(path)):  # MLflow would make a store of an empty or foreign file
+            raise HistoryError(f"{path} is not an MLflow store (an empty file or another database); nothing was "
+                               "changed")
     else:
         try:
             check_server(uri, timeout)
@@ -89,6 +92,19 @@ def open_client(uri: str, timeout: float = 10.0) -> Any:
     from mlflow.tracking import MlflowClient
 
     return MlflowClient(tracking_uri=uri)
+
+
+def _is_store(path: Path) -> bool:
+    """A SQLite file that holds MLflow's tables (read-only check: nothing is created or migrated)."""
+    import contextlib
+    import sqlite3
+
+    try:
+        with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as con:
+            tables = {t for (t,) in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    except sqlite3.Error:
+        return False
+    return {"experiments", "runs", "alembic_version"} <= tables
 
 
 def experiment_id(client: Any, name: str) -> str:

@@ -45,7 +45,10 @@ def resolve_under(root: str | os.PathLike[str], relative: str | os.PathLike[str]
     """Resolve ``root/relative`` (following symlinks), refusing it if it lands outside ``root`` and outside every
     allowed root. Returns the resolved path; raises :class:`ConfigError` under key ``what``."""
     base = Path(root).resolve()
-    target = (base / Path(relative)).resolve()
+    try:
+        target = (base / Path(relative)).resolve()
+    except (RuntimeError, OSError) as exc:  # a symlink loop (RuntimeError up to Python 3.12), a bad link
+        raise InputError(f"cannot resolve {str(relative)!r}: {exc}", base / Path(relative)) from None
     inside = [base, *roots]
     if not any(target == r or target.is_relative_to(r) for r in inside):
         raise ConfigError(what, f"path {str(relative)!r} resolves to {target}, outside the dataset folder {base} "
@@ -103,9 +106,13 @@ def _read_meta(root: Path) -> tuple[dict[str, Any], Path]:
     if not path.exists():
         return {}, path
     resolve_under(root, "meta.json", "meta.json")
+    if not path.is_file():
+        raise InputError("not a regular file (a dataset holds regular files only)", path)
     raw = read_bytes(path)
     try:
         meta = json.loads(raw.decode("utf-8-sig"))
+    except RecursionError:
+        raise InputError("JSON nested too deeply", path) from None
     except UnicodeDecodeError as exc:
         line = raw.count(b"\n", 0, exc.start) + 1
         raise InputError(f"invalid UTF-8 at byte offset {exc.start}", path, line) from None
@@ -132,6 +139,8 @@ def _list_stems(root: Path, sub: str, warnings: list[str], roots: Sequence[Path]
         stem = entry.name[: -len(".txt")]
         safe_name(stem, f"{sub}/{entry.name}")
         resolve_under(root, Path(sub) / entry.name, f"{sub}/{entry.name}", roots)
+        if not entry.is_file():  # a FIFO without a writer would hang the job, holding its folder
+            raise InputError("not a regular file (a pipe, device, socket or folder in a dataset folder)", entry)
         found[stem] = entry
     return found
 
@@ -152,27 +161,29 @@ def _order(meta_names: list[str] | None, found: Mapping[str, Path], key: str, me
 
 def _human_entries(
     meta: Mapping[str, Any], meta_path: Path, root: Path, roots: Sequence[Path]
-) -> list[tuple[str, Path | None, Path | None, bool]]:
-    """(name, seg file, sys file, higher_is_better) for each human score the dataset declares or contains."""
+) -> list[tuple[str, Path | None, Path | None, bool, str | None]]:
+    """(name, seg file, sys file, higher_is_better, problem) for each human score the dataset declares or
+    contains; ``problem`` says why a declared kind cannot be read (a file it names is missing): an error only when
+    the kind is selected (``human=none`` reads no human file)."""
     top_hib = meta.get("higher_is_better", True)
     if not isinstance(top_hib, bool):
         raise InputError("'higher_is_better' must be true or false", meta_path)
     declared = meta.get("human_scores") or {}
     if not isinstance(declared, dict):
         raise InputError("'human_scores' must be an object mapping a score name to its description", meta_path)
-    entries: list[tuple[str, Path | None, Path | None, bool]] = []
+    entries: list[tuple[str, Path | None, Path | None, bool, str | None]] = []
     default_files = ("human/seg.tsv", "human/sys.tsv")
     if not declared:
         seg = root / default_files[0]
         sys_ = root / default_files[1]
         if seg.exists() or sys_.exists():
             hname = _meta_name(meta, "human_score", meta_path) or "human"
-            entries.append((
-                hname,
-                resolve_under(root, default_files[0], "human/seg.tsv", roots) if seg.exists() else None,
-                resolve_under(root, default_files[1], "human/sys.tsv", roots) if sys_.exists() else None,
-                top_hib,
-            ))
+            found = [resolve_under(root, rel, rel, roots) if p.exists() else None
+                     for rel, p in zip(default_files, (seg, sys_))]
+            for p in found:
+                if p is not None and not p.is_file():
+                    raise InputError("not a regular file (a dataset holds regular files only)", p)
+            entries.append((hname, found[0], found[1], top_hib, None))
         return entries
     for i, (hname, spec) in enumerate(declared.items()):
         try:  # a kind's name names figure files, table rows and MLflow metrics
@@ -185,6 +196,7 @@ def _human_entries(
         if not isinstance(hib, bool):
             raise InputError(f"'human_scores.{hname}.higher_is_better' must be true or false", meta_path)
         files: list[Path | None] = []
+        problem = None
         for key, default in zip(("file_seg", "file_sys"), default_files):
             rel = spec.get(key)
             if rel is not None and not isinstance(rel, str):
@@ -197,11 +209,13 @@ def _human_entries(
                     continue
             target = resolve_under(root, rel, f"human_scores.{hname}.{key}", roots)
             if not target.is_file():
-                raise InputError(f"'human_scores.{hname}.{key}' names {rel!r}, which is not a file", meta_path)
+                problem = problem or f"'human_scores.{hname}.{key}' names {rel!r}, which is not a regular file"
+                files.append(None)
+                continue
             files.append(target)
         if files[0] is None and files[1] is None:
-            raise InputError(f"'human_scores.{hname}' names no existing file_seg or file_sys", meta_path)
-        entries.append((hname, files[0], files[1], hib))
+            problem = problem or f"'human_scores.{hname}' names no existing file_seg or file_sys"
+        entries.append((hname, files[0], files[1], hib, problem))
     return entries
 
 
@@ -231,6 +245,7 @@ class HumanKindFiles:
     sys_path: Path | None
     higher_is_better: bool
     title: str | None = None
+    problem: str | None = None  # why its files cannot be read (an error when the kind is selected)
 
 
 @dataclass(frozen=True)
@@ -325,9 +340,11 @@ def read_layout(root: str | os.PathLike[str], roots: Sequence[Path] = ()) -> Dat
     source = None
     if (given / "src.txt").exists():
         source = resolve_under(given, "src.txt", "src.txt", roots)
+        if not source.is_file():
+            raise InputError("not a regular file (a dataset holds regular files only)", given / "src.txt")
     declared = meta.get("human_scores") if isinstance(meta.get("human_scores"), dict) else {}
-    kinds = tuple(HumanKindFiles(n, seg, sys_, hib, _display_text(declared.get(n) or {}, "name", meta_path))
-                  for n, seg, sys_, hib in _human_entries(meta, meta_path, given, roots))
+    kinds = tuple(HumanKindFiles(n, seg, sys_, hib, _display_text(declared.get(n) or {}, "name", meta_path), problem)
+                  for n, seg, sys_, hib, problem in _human_entries(meta, meta_path, given, roots))
     declared_n = meta.get("n_segments")
     if declared_n is not None and (isinstance(declared_n, bool) or not isinstance(declared_n, int)):
         raise InputError(f"'n_segments' must be an integer, got {declared_n!r}", meta_path)
@@ -445,6 +462,8 @@ def load_dataset(layout: DatasetLayout, *, refs: Sequence[str] | None = None,
     scores: dict[str, HumanScores] = {}
     for name in selected:
         k = kinds[name]
+        if k.problem is not None:
+            raise InputError(k.problem, layout.root / "meta.json")
         hs = read_human_tsv(k.seg_path, k.sys_path, systems=all_stems, n_segments=n_segments, name=name,
                             higher_is_better=k.higher_is_better)
         scores[name] = hs

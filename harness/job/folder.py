@@ -198,6 +198,10 @@ class JobFolder:
         record = {"status": status, "job": self.job, "generation": self.generation,
                   "published_generation": published, "pid": os.getpid(), "host": socket.gethostname(),
                   "started_at": self._started, "updated_at": time.time(), **fields}
+        if status == "running":  # what a reader of the file needs if this process dies now (a SIGKILL, a crash)
+            record["note"] = (f"running as process {os.getpid()} on {socket.gethostname()}: if that process is gone, "
+                              "the job was killed; the files manifest.json lists are the previous complete "
+                              "generation, and rerunning the job replaces them (read_status() says 'dead')")
         atomic_write(self.path / STATUS, json.dumps(record, indent=1, default=str) + "\n")
 
     def publish(self, input_hashes: Mapping[str, str], extra: Mapping[str, Any] | None = None) -> dict[str, Any]:
@@ -255,6 +259,29 @@ def _listed(manifest: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
         if isinstance(info, dict) and parts and not PurePosixPath(rel).is_absolute() and ".." not in parts:
             out[rel] = info
     return out
+
+
+def read_status(folder: str | Path) -> dict[str, Any]:
+    """``job_status.json`` of a job folder as it stands now: a ``running`` status whose process is gone (same host,
+    its pid no longer runs; or the folder's lock is free) reads ``dead``, with the status it had as
+    ``recorded_status``. Empty when there is no status."""
+    folder = Path(folder)
+    record = _json(folder / STATUS) or {}
+    if record.get("status") != "running":
+        return record
+    pid = record.get("pid")
+    gone = record.get("host") == socket.gethostname() and isinstance(pid, int) and not pid_alive(pid)
+    if not gone and (folder / LOCK).exists():
+        with contextlib.suppress(OSError):
+            fd = os.open(folder / LOCK, os.O_RDONLY)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)  # free: no job holds the folder
+                gone = True
+            except OSError:
+                pass
+            finally:
+                os.close(fd)
+    return {**record, "status": "dead", "recorded_status": "running"} if gone else record
 
 
 def verified_files(folder: str | Path) -> dict[str, Path]:

@@ -13,6 +13,7 @@ names), every row checked, every problem an :class:`~harness.errors.InputError` 
 from __future__ import annotations
 
 import csv
+import dataclasses
 import logging
 import math
 import os
@@ -75,6 +76,16 @@ class HumanScores:
         return HumanScores(self.name, {k: _readonly(-v) for k, v in self.seg.items()},
                            {k: -v for k, v in self.sys.items()}, True, self.missing, self.n_scored, self.seg_path,
                            self.sys_path, self.warnings, self.sys_source, self.differs)
+
+
+    def without(self, systems: Sequence[str]) -> HumanScores:
+        """A copy without the scores of ``systems`` (they belong to another text of the same name)."""
+        drop = set(systems)
+        return dataclasses.replace(self, seg={k: v for k, v in self.seg.items() if k not in drop},
+                                   sys={k: v for k, v in self.sys.items() if k not in drop},
+                                   n_scored={k: v for k, v in self.n_scored.items() if k not in drop},
+                                   sys_source={k: v for k, v in self.sys_source.items() if k not in drop},
+                                   differs=tuple(s for s in self.differs if s not in drop))
 
 
 def _readonly(arr: np.ndarray) -> np.ndarray:

@@ -143,6 +143,28 @@ def comparison_pairs(spec: JobSpec, systems: Sequence[tuple[str, str]], full_ref
     return out
 
 
+def _scores_of_its_text(human: list[HumanScores], label: str, text: TextFile, layout: DatasetLayout | None
+                        ) -> tuple[list[HumanScores], list[str]]:
+    """A dataset's human scores of ``label`` belong to the dataset's text of that name (``systems/LABEL.txt``),
+    identified by its hash: an explicit system of the same name (the dataset's left out with
+    ``dataset.systems``) gets them only if it is that very text; else none, and a warning says so."""
+    import hashlib
+
+    if not any(label in h.seg or label in h.sys for h in human):
+        return human, []
+    theirs = None
+    if layout is not None:
+        found = next((s for s in layout.systems if s.stem == label), None)
+        if found is not None:
+            theirs = hashlib.sha256(found.path.read_bytes()).hexdigest()
+    if theirs == text.sha256:
+        return human, []
+    note = (f"system {label!r} ({text.path}) is not the dataset's text of that name, so the dataset's human scores "
+            f"of {label!r} are not used for it (give its own with human=tsv)")
+    log.warning("%s", note)
+    return [h.without([label]) for h in human], [note]
+
+
 def load_inputs(spec: JobSpec, layout: DatasetLayout | None) -> Inputs:
     """Read and check every input of the job (raises ConfigError / InputError before any scoring)."""
     systems: list[SystemInput] = []
@@ -178,8 +200,15 @@ def load_inputs(spec: JobSpec, layout: DatasetLayout | None) -> Inputs:
             raise ConfigError("system.name", f"system {s.name!r} ({s.path}) has the name of the dataset's system "
                               f"{twin.label!r} ({twin.text.path}), whose human scores would be taken for it; give it "
                               "another name, or leave the dataset's out with dataset.systems=[...]", got=s.name)
+        if label in refs and not s.human:
+            raise ConfigError("system.name", f"{label!r} is the name of a reference: a system of that name is scored "
+                              "against the other references (leave-one-out, for a human translation that is also a "
+                              "reference); give it another name, or say it is that translation with "
+                              "system.human=true", list(refs), got=label)
         text = read_text(s.path, strict=spec.strict, name=s.name)
         systems.append(SystemInput(s.name, s.version, text, s.human, dict(s.metadata)))
+        human, note = _scores_of_its_text(human, label, text, layout)
+        warnings += note
     if not systems:
         raise ConfigError("dataset.systems", "no systems to score")
     labels = [s.label for s in systems]

@@ -51,6 +51,8 @@ def check_seg_map(path: Path, n_segments: int, id_order: str | None = None) -> S
     """Read and check ``path`` against a dataset of ``n_segments`` lines and, when given, the order in which the
     judgments number segments (:data:`ID_ORDERS`; module docstring); an :class:`InputError` names the file, the
     line and what was expected."""
+    if not path.is_file():
+        raise InputError("not a regular file (a dataset holds regular files only)", path)
     text = read_text(path, name="seg_map")
     lines = list(text.lines)
     if not lines:

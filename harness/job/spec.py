@@ -219,6 +219,41 @@ def _short_value(value: str) -> str:
     return "+".join(re.split(r"[/\\]+", v.rstrip("/\\"))[-1] or v for v in items)
 
 
+#: Config keys whose values are paths: resolved (``~`` expanded, absolute, links followed) before they name or
+#: identify a job, so ``dataset.root=ds`` and ``dataset.root=/abs/ds`` are one job, one folder, one MLflow record.
+PATH_KEYS = ("dataset.root", "system.path", "refset.paths", "human.seg_path", "human.sys_path")
+
+
+def _resolved(value: Any) -> Any:
+    if isinstance(value, list):
+        return [_resolved(v) for v in value]
+    if isinstance(value, str) and value.strip():
+        return str(Path(os.path.expanduser(value)).resolve())
+    return value
+
+
+def resolve_paths(config: dict[str, Any], overrides: Sequence[str]) -> tuple[dict[str, Any], list[str]]:
+    """``config`` and ``overrides`` with every value of :data:`PATH_KEYS` resolved (see there)."""
+    config = {k: dict(v) if isinstance(v, dict) else v for k, v in config.items()}
+    for key in PATH_KEYS:
+        group, name = key.split(".")
+        node = config.get(group)
+        if isinstance(node, dict) and node.get(name) is not None:
+            node[name] = _resolved(node[name])
+    out = []
+    for item in overrides:
+        sign = item[: len(item) - len(item.lstrip("+~"))]
+        key, eq, value = item[len(sign):].partition("=")
+        if eq and key in PATH_KEYS:
+            if value.startswith("[") and value.endswith("]"):
+                parts = [v.strip(" '\"") for v in value[1:-1].split(",") if v.strip()]
+                value = "[" + ",".join(_resolved(parts)) + "]"
+            else:
+                value = _resolved(value.strip("'\""))
+        out.append(f"{sign}{key}{eq}{value}")
+    return config, out
+
+
 def job_name(overrides: Sequence[str]) -> str:
     """The job's folder name: a readable part from the meaningful overrides (a path value shortened to its last
     component; keys of :data:`PRESENTATION_KEYS` left out) plus the first 8 hex digits of the SHA-256 of the
@@ -287,6 +322,7 @@ def build_spec(config: Mapping[str, Any], overrides: Sequence[str] = ()) -> JobS
     config = dict(config)
     refuse_targets(config)
     check_keys(config)
+    config, overrides = resolve_paths(config, overrides)
     given = override_keys(overrides)
     from_cli = set(given)
 

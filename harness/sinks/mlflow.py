@@ -620,9 +620,16 @@ def log_job(uri: str, runs_dir: Path, payload: JobPayload, artifacts: Mapping[st
         mark_dead_parents(client, exp_id, payload.key, payload.tags.get("output_dir"))
         reused = complete_record(client, exp_id, payload)
         if reused is not None:
+            # RUNNING (as this process) while its artifacts are replaced: a job killed meanwhile leaves a record
+            # the next run marks KILLED and logs anew, never a FINISHED one whose manifest and files disagree
+            client.set_tag(reused, "harness.pid", str(os.getpid()))
+            client.set_tag(reused, "harness.host", socket.gethostname())
+            client.update_run(reused, status="RUNNING")
+            parent_id = reused
             _log_artifacts(client, reused, artifacts, payload.tables)
             client.set_tag(reused, "harness.reused_at", time.strftime("%Y-%m-%dT%H:%M:%S"))
             client.set_tag(reused, LOGGED_AT, str(int(time.time() * 1000)))  # the current record again
+            client.set_terminated(reused, "FINISHED")
             if progress is not None:
                 progress.update(len(payload.runs))
             survivor, _ = settle_records(client, exp_id, payload.key)

@@ -179,10 +179,12 @@ def read_bytes(path: Path) -> bytes:
         raise InputError(f"cannot read file: {exc.strerror or exc}", path) from None
 
 
-def read_stream(stream: BinaryIO, name: str | Path = STDIN, limit: int = MAX_STREAM_BYTES) -> bytes:
-    """All bytes of a stream (standard input, a pipe), refusing more than ``limit`` bytes."""
+def read_stream(stream: BinaryIO, name: str | Path = STDIN, limit: int = MAX_STREAM_BYTES,
+                max_lines: int | None = None) -> bytes:
+    """All bytes of a stream (standard input, a pipe), refusing more than ``limit`` bytes, or more than
+    ``max_lines`` line breaks (the lines its references have: an endless stream stops there, not at ``limit``)."""
     chunks: list[bytes] = []
-    size = 0
+    size = breaks = 0
     while True:
         chunk = stream.read(1 << 20)
         if not chunk:
@@ -191,12 +193,20 @@ def read_stream(stream: BinaryIO, name: str | Path = STDIN, limit: int = MAX_STR
         if size > limit:
             raise InputError(f"more than {limit >> 20:,} MiB from a stream; write it to a file first", name,
                              expected=f"at most {limit >> 20:,} MiB", got="more")
+        if max_lines is not None:
+            breaks += chunk.count(b"\n")
+            if breaks > max_lines:
+                raise InputError(f"more than {max_lines:,} lines, more than the references have", name,
+                                 expected=f"at most {max_lines:,} lines", got="more")
         chunks.append(chunk)
 
 
 def check_stdin() -> None:
     """Refuse standard input that is a device other than a terminal (``< /dev/zero`` would never end), as
     :func:`read_bytes` refuses such a path."""
+    if sys.stdin is None:  # started with standard input closed (``<&-``)
+        raise InputError("standard input is closed: give the hypothesis with -i FILE", STDIN,
+                         expected="a text file or a pipe", got="nothing")
     try:
         fd = sys.stdin.fileno()
         mode = os.fstat(fd).st_mode
@@ -371,10 +381,11 @@ class Source:
             return cls(p, stem, error=exc)
 
     @classmethod
-    def of_stdin(cls, name: str = STDIN) -> Source:
+    def of_stdin(cls, name: str = STDIN, max_lines: int | None = None) -> Source:
+        """Standard input, read at once (``max_lines``: see :func:`read_stream`)."""
         try:
             check_stdin()
-            return cls(Path(STDIN), name, data=read_stream(sys.stdin.buffer))
+            return cls(Path(STDIN), name, data=read_stream(sys.stdin.buffer, max_lines=max_lines))
         except InputError as exc:
             return cls(Path(STDIN), name, error=exc)
 

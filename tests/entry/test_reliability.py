@@ -381,3 +381,43 @@ def test_a_full_disk_under_the_cache_costs_the_cache_only(tmp_path, tmpfs):
     # the folder under a full runs_dir cannot even hold the statistics cache: the job still publishes
     assert proc.returncode == 0, proc.stderr
     assert "statistics not cached" in proc.stderr and "system_scores.parquet" in verified_files(tmp_path / "out")
+
+
+_KILL_WHILE_RELOGGING = """
+import os, signal, sys
+import harness.sinks.mlflow as sink
+real = sink._log_artifacts
+def log_artifacts(client, parent_id, artifacts, tables):  # one artifact replaced, then killed
+    first = dict(list(artifacts.items())[:1])
+    real(client, parent_id, first, {})
+    os.kill(os.getpid(), signal.SIGKILL)
+sink._log_artifacts = log_artifacts
+sys.argv = ["harness", *sys.argv[1:]]
+from harness.app import main
+main()
+"""
+
+
+def test_an_identical_rerun_killed_while_relogging_never_leaves_a_finished_mismatch(tmp_path):
+    """The rerun of an identical job reuses its record and replaces its artifacts; killed in the middle, it left a
+    FINISHED record whose manifest.json did not match its files. Now the record is RUNNING while they are
+    replaced, and the next run marks it KILLED and logs the job anew."""
+    from mlflow.tracking import MlflowClient
+
+    ds = make_dataset(tmp_path / "ds")
+    args = [f"dataset.root={ds}", *BASE]
+    harness_here(tmp_path, *args)
+    client = MlflowClient(f"sqlite:///{tmp_path / 'runs' / 'mlflow.db'}")
+    exp = client.get_experiment_by_name("faults").experiment_id
+    first = next(r for r in client.search_runs([exp]) if "mlflow.parentRunId" not in r.data.tags)
+    proc = subprocess.run([sys.executable, "-c", _KILL_WHILE_RELOGGING, *args], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == -signal.SIGKILL
+    assert client.get_run(first.info.run_id).info.status == "RUNNING"  # not FINISHED with mixed artifacts
+    harness_here(tmp_path, *args)
+    parents = [r for r in client.search_runs([exp]) if "mlflow.parentRunId" not in r.data.tags]
+    assert len(parents) == 1 and parents[0].info.status == "FINISHED"
+    assert parents[0].info.run_id != first.info.run_id
+    folder = job_folder(tmp_path, "faults")
+    local = client.download_artifacts(parents[0].info.run_id, "manifest.json", str(tmp_path / "dl"))
+    assert Path(local).read_bytes() == (folder / MANIFEST).read_bytes()
