@@ -16,8 +16,8 @@ For each axis the scaling exponent is the least-squares slope of log(time) again
 0 = free. Corpora: benchmarks/bench_bleu.py's generated ones (reused through its ``ensure_corpus``: Zipfian
 50k-word vocabulary, fixed seed, ``benchmarks/_data/``, gitignored), refs 1 and 2; the 100 systems of (b) are
 noisy copies of its 10k hypothesis (substitutions and deletions at graded rates, seed 20240507), written once to
-``benchmarks/_data/scaling-systems-*``. Every measurement runs in a fresh subprocess that first loads the numba
-counting kernel (used from 400k tokens on, compiled once and cached on disk), so that times are steady-state and
+``benchmarks/_data/scaling-systems-*``. Every measurement runs in a fresh subprocess that first loads the compiled
+counting kernel (used from 400k tokens on; an extension module built at install), so that times are steady-state and
 peak RSS (``VmHWM``) is that measurement's alone. Medians of ``--repeats`` runs (3; the 1M runs once).
 
     python benchmarks/bench_scaling.py [--quick] [--repeats 3] [--write | --no-write]
@@ -233,7 +233,7 @@ def _task_sharded(spec: dict[str, Any]) -> dict[str, Any]:
     with distributed.LocalCluster(n_workers=spec["workers"], threads_per_worker=1, processes=True,
                                   dashboard_address=None) as cluster, distributed.Client(cluster) as client:
         startup = time.perf_counter() - t
-        client.run(_warm)  # every worker loads the numba kernel once, as a long-lived cluster would have
+        client.run(_warm)  # every worker imports the compiled kernels once, as a long-lived cluster would have
 
         def sharded() -> float:
             return sharded_corpus_bleu(hyp, refs, shard_segments=spec["shard"], client=client).score
@@ -423,7 +423,7 @@ def main(argv: list[str] | None = None) -> int:
         f"({shd[big]['single_wall'] / shd[big]['sharded_wall']:.2f}x; {shd[shard_sizes[0]]['single_wall'] / shd[shard_sizes[0]]['sharded_wall']:.2f}x at {shard_sizes[0]:,}). "
         f"The {os.cpu_count()} cores are shared with other jobs, so this shows the overhead of sharding more than "
         f"a cluster's speed-up. The shards exchange nothing but their statistics ({8 * (1 + N_REFS + 8)} bytes "
-        f"per segment back to the client). Cluster start-up ({shd[big]['startup']:.1f} s) and loading the numba "
+        f"per segment back to the client). Cluster start-up ({shd[big]['startup']:.1f} s) and importing the compiled "
         f"kernel in each worker are not included.")
     report = "\n".join([
         SECTION, "",
@@ -431,7 +431,7 @@ def main(argv: list[str] | None = None) -> int:
         f"{os.cpu_count()} CPUs ({cpu_model}), load average {load0[0]:.1f} at the start and {load1[0]:.1f} at the "
         f"end (a shared machine: CPU seconds next to wall seconds); harness {__version__}, numpy {numpy.__version__}, "
         f"Python {platform.python_version()}; total {elapsed / 60:.1f} min. 13a, sacrebleu profile, 2 references, "
-        f"from the files (reading and checking included), numba kernel loaded before timing; medians of {reps} runs "
+        f"from the files (reading and checking included), compiled kernels imported before timing; medians of {reps} runs "
         f"(1M segments and 100 systems: 1 run)."),
         "", table, "", "Scaling exponents (least-squares slope of log time on log size; 1 = linear, 0 = free):",
         "", etable, "", *notes, ""])

@@ -191,7 +191,7 @@ def main(argv: list[str] | None = None) -> int:
         def our_stats() -> list[tuple[str, Any]]:
             return list(zip(names, systems_statistics(systems, [refs], opts)))
 
-        our_stats()  # warm-up: numba cache load / compile, tokenizer imports
+        our_stats()  # warm-up: the kernels, tokenizer imports
         stats = our_stats()
         print(f"corpus: {n_sys} systems x {n_seg} segments, BLEU "
               f"{fn(stats[0][1].matrix().sum(0)):.2f} .. {fn(stats[-1][1].matrix().sum(0)):.2f}", flush=True)
@@ -240,7 +240,7 @@ def main(argv: list[str] | None = None) -> int:
             else:
                 cmd_ours = [sys.executable, "-c", STAND_IN, test, str(n), str(ref_path), *names]
                 label = f"python -c stand-in for harness-score {flag} (process)"
-            run_process(cmd_ours)  # warm-up (numba cache)
+            run_process(cmd_ours)  # warm-up (page cache, imports)
             t_proc, c_proc, _ = timed(lambda: run_process(cmd_ours), repeat)
             results.append((label, test, t_proc, c_proc, repeat))
 

@@ -8,7 +8,7 @@ crowd DA in two kinds, ``da_z`` and ``da_raw``, aligned through ``seg_map.tsv``)
   ``n_samples``/``seed`` as given, tracking into a fresh SQLite store. Measured twice: as a whole process (the
   ``harness`` command, interpreter start and imports included) and in process (``build_spec`` + ``run_job`` on the
   config Hydra composes for the same overrides, in a fresh process that has already imported the harness, mlflow,
-  scipy.stats and matplotlib; numba's cached kernels are loaded inside the job). The in-process run reports where
+  scipy.stats and matplotlib; the compiled kernels are imported inside the job). The in-process run reports where
   the time goes (the job's functions wrapped with timers: nested rows are parts of the row above them).
 - **peer** (one script in a fresh process, whole-process and after-imports times): sacrebleu 2.x public API for
   every system x reference set x variant (``BLEU(references=...)`` as sacrebleu's CLI caches the references,
@@ -563,7 +563,7 @@ def bench_dataset(name: str, args: argparse.Namespace, variants: tuple[str, ...]
         shutil.rmtree(d / "runs", ignore_errors=True)
         return wall, cpu, out
 
-    # warm-up: numba loads (or, after a source change, compiles) its cached kernels; the OS caches the files
+    # warm-up: the OS caches the files
     for k in range(args.warmup):
         harness_in_process(f"warmup{k}")
     h_whole, h_in = [], []

@@ -22,8 +22,9 @@ def skip_last_collection() -> None:
     """When this process ends, exempt the objects alive then from the interpreter's last garbage collection
     (``gc.freeze``, registered with ``atexit`` once per process: it runs after the handlers registered later).
 
-    That collection walks and tears down numba's and MLflow's object graphs just before the process ends: 2.4 s
-    of the demo job's 20 s and 0.5 s of a 3 s ``harness-score`` run, measured. Nothing is lost by skipping it:
+    That collection walks and tears down large object graphs (MLflow's, matplotlib's; numba's, when the kernels
+    were numba's: 2.4 s of the demo job's 20 s and 0.5 s of a 3 s ``harness-score`` run, measured then) just before
+    the process ends. Nothing is lost by skipping it:
     every file is closed by the code that wrote it, the other ``atexit`` handlers run, and the interpreter still
     flushes the standard streams. For processes that end after their work: the console commands, and the
     workers of a sweep's launcher, which run jobs without a console command."""

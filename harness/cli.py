@@ -40,6 +40,16 @@ PROG = "harness-score"
 JSON_INDENT = 1
 
 
+class _Version(argparse.Action):
+    """``--version``: ours, and which path computes (:func:`harness.native.path`), then exit."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: Any, values: Any, option: Any = None) -> None:
+        from . import native
+
+        print(f"{PROG} {__version__}: {native.path()}")
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = OneLineParser(
         prog=PROG,
@@ -47,6 +57,8 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Several REF files = several references per segment. Without -i the hypothesis is read from standard "
                "input. With several -i files, the first is the baseline of paired tests.",
     )
+    p.add_argument("--version", "-V", action=_Version, nargs=0,
+                   help="the version, and which path computes (compiled kernels or numpy)")
     p.add_argument("refs", nargs="+", metavar="REF", help="reference file(s), one segment per line")
     p.add_argument("-i", "--input", nargs="+", default=None, metavar="HYP",
                    help="hypothesis file(s) (default: standard input)")

@@ -5,8 +5,7 @@ One ``mlflow server`` serves the whole test session, however many xdist workers 
 start (two processes importing mlflow's server), so the first worker that collects a test needing it starts it in
 the background (:func:`pytest_collection_modifyitems`), every worker attaches to it through a folder shared by the
 session (``HARNESS_TEST_SHARED``, made by the controlling process), and the controlling process stops it at the
-end (:func:`pytest_unconfigure`). On a fresh clone the controlling process also compiles the kernels in a process of
-its own while the workers collect (:func:`_compile_kernels_aside`).
+end (:func:`pytest_unconfigure`).
 """
 
 from __future__ import annotations
@@ -22,45 +21,20 @@ from pathlib import Path
 import pytest
 
 from harness.arguments import skip_last_collection
-from support import (IMPORT_KERNEL_SETS, KERNEL_SETS, SHARED, MlflowServer, dataset_dirs, once_per_session,
-                     read_lines, shared_lock)
+from support import SHARED, MlflowServer, dataset_dirs, once_per_session, read_lines, shared_lock
 
 
 def pytest_configure(config):
     if not hasattr(config, "workerinput"):  # the controlling process (or a run without xdist)
         os.environ[SHARED] = tempfile.mkdtemp(prefix="harness-tests-")
-        if config.getoption("numprocesses", default=None):  # xdist workers will collect meanwhile
-            config.stash[KERNELS_ASIDE] = _compile_kernels_aside()
-
-
-#: The process compiling the kernels while the workers collect the tests (None: nothing to compile).
-KERNELS_ASIDE = pytest.StashKey["subprocess.Popen | None"]()
-
-
-def _compile_kernels_aside() -> subprocess.Popen | None:
-    """On a machine without the kernels' object code (a fresh clone: CI), compile every set of them in a process
-    of its own, started now, while the workers collect the tests: otherwise the first worker to need them compiles
-    them (about 5 CPU s for the text kernels, 2.5 s for the others) while the other worker waits for it, one core
-    idle. Nothing here is required: a test that needs the kernels first takes the compile lock like any process,
-    and waits for this one or compiles them itself."""
-    from harness.text import native
-
-    if native.cache_files():
-        return None
-    code = IMPORT_KERNEL_SETS + "for kset in sets:\n    native.kernels(kset)\n"
-    return subprocess.Popen([sys.executable, "-c", code, *KERNEL_SETS], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
 
 
 def pytest_unconfigure(config):
-    # the process ends next: skip its last garbage collection, which would tear down numba's and MLflow's object
-    # graphs for seconds, as the harness's own commands do
+    # the process ends next: skip its last garbage collection, which would tear down MLflow's object graphs for
+    # seconds, as the harness's own commands do
     skip_last_collection()
     if hasattr(config, "workerinput") or SHARED not in os.environ:
         return
-    aside = config.stash.get(KERNELS_ASIDE, None)
-    if aside is not None:
-        aside.wait()
     shared = Path(os.environ.pop(SHARED))
     info = shared / "mlflow_server.json"
     if info.exists():
@@ -106,9 +80,9 @@ def pytest_collection_modifyitems(session, config, items):
 @pytest.fixture(scope="session")
 def native_on() -> None:
     """For the tests of a compiled path: skipped where the kernels are turned off (``HARNESS_NATIVE=0`` for the
-    whole run; read once, when the first such test starts: the suite then checks the Python paths). Anywhere else
-    the kernels must load: kernels that fail to compile or load fail these tests (numba is a dependency; a skip
-    would hide a broken build behind a green run)."""
+    whole run; read once, when the first such test starts: the suite then checks the numpy paths). Anywhere else
+    the kernels must load: an extension that was not built or does not load fails these tests (the test
+    environment is installed with a compiler; a skip would hide a broken build behind a green run)."""
     from harness import native
 
     if native.disabled():
@@ -117,13 +91,12 @@ def native_on() -> None:
 
 @pytest.fixture(scope="module")
 def text_kernels(native_on):
-    """The compiled text kernels (see :func:`native_on`). Asked for when the module's first test starts, not at
-    collection: they may still be compiling (:func:`_compile_kernels_aside`)."""
+    """The compiled text kernels (see :func:`native_on`)."""
     from harness.text import native
 
     kern = native.kernels()
     if kern is None:
-        pytest.fail("the compiled text kernels could not be compiled or loaded (the warning above says why)",
+        pytest.fail("the compiled text kernels were not built or do not load (the warning above says why)",
                     pytrace=False)
     return kern
 

@@ -33,13 +33,8 @@ RUEN = DATA / "wmt21_news_ruen_da"  # 10 systems, sparse segment-level DA (z and
 BIN = Path(sys.executable).parent
 #: The environment variable naming a folder of the test session, shared by its xdist workers (made by conftest).
 SHARED = "HARNESS_TEST_SHARED"
-#: Every set of compiled kernels the package has, by its ``KernelSet.ref`` (``module:attribute``).
+#: Every set of compiled kernels the package has, by ``module:attribute``.
 KERNEL_SETS = ("harness.text.native:TEXT", "harness.core.correlation:KENDALL", "harness.core.meta_eval:KERNELS")
-#: The start of a ``python -c`` program given KERNEL_SETS as its arguments: binds ``native`` (harness.native) and
-#: ``sets`` (those KernelSets, by :func:`kernel_set`; this module imports nothing but the standard library).
-IMPORT_KERNEL_SETS = (f"import sys\nsys.path.insert(0, {str(Path(__file__).resolve().parent)!r})\n"
-                      "from support import kernel_set\nfrom harness import native\n"
-                      "sets = [kernel_set(ref) for ref in sys.argv[1:]]\n")
 
 
 def kernel_set(ref: str):

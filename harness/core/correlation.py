@@ -710,7 +710,7 @@ def _scipy_tau_b(x: FloatArray, y: FloatArray) -> float:
 def tau_b(kern: Any, y_rank: NDArray[np.int64], starts: NDArray[np.int64], weights: FloatArray,
           threads: int | None = None) -> FloatArray:
     """The compiled ``tau_b`` of every row of ``weights`` (C-contiguous float64), in ``threads`` threads (default:
-    one per core, at most one per 8 rows); ctypes releases the GIL, so they run at once."""
+    one per core, at most one per 8 rows); the kernel releases the GIL, so they run at once."""
     y_rank, starts = (np.ascontiguousarray(a, dtype=np.int64) for a in (y_rank, starts))
     weights = np.ascontiguousarray(weights, dtype=np.float64)  # the kernel reads raw memory: these types, dense
     n_b, n = weights.shape
@@ -736,9 +736,8 @@ def _kendall_smoke_test(kern: Any) -> None:
         raise RuntimeError(f"the loaded Kendall kernel does not compute what it should ({got})")
 
 
-#: The compiled Kendall tau-b of resamples (:mod:`._kendall_kernel`).
-KENDALL = native.KernelSet(name="kendall", what="Kendall kernel", module="harness.core._kendall_kernel",
-                           ref="harness.core.correlation:KENDALL", arity={"tau_b": 7}, int_args={},
+#: The compiled Kendall tau-b of resamples (``tau_b`` of ``harness/_kernels.c``).
+KENDALL = native.KernelSet(name="kendall", what="Kendall kernel", functions=("tau_b",),
                            smoke_test=_kendall_smoke_test)
 
 

@@ -183,11 +183,11 @@ def _smoke_test(kern: Any) -> None:
         raise RuntimeError(f"the loaded pairwise agreement kernel does not compute what it should ({agree.tolist()})")
 
 
-#: The compiled meta-evaluation counts (:mod:`._meta_eval_kernel`): the pair counts of the permutation p-values
-#: behind soft pairwise accuracy, and the agreeing system pairs of pairwise accuracy.
-KERNELS = native.KernelSet(name="meta_eval", what="meta-evaluation kernels", module="harness.core._meta_eval_kernel",
-                           ref="harness.core.meta_eval:KERNELS", arity={"exceed_counts": 4, "agreement": 5},
-                           int_args={"agreement": (2, 3)}, smoke_test=_smoke_test)
+#: The compiled meta-evaluation counts (``exceed_counts``, ``agreement`` of ``harness/_kernels.c``): the pair
+#: counts of the permutation p-values behind soft pairwise accuracy, and the agreeing system pairs of pairwise
+#: accuracy.
+KERNELS = native.KernelSet(name="meta_eval", what="meta-evaluation kernels", functions=("exceed_counts", "agreement"),
+                           smoke_test=_smoke_test)
 
 
 # ----------------------------------------------------------------------------------------------------------------

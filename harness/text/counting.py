@@ -19,7 +19,7 @@ from ..errors import ConfigError
 # Tokens become integer ids from a vocabulary built on the references only (a hypothesis token unknown to the
 # references gets id -1 and can never match). Per segment and order, clipped matches
 # ``sum_g min(count_hyp(g), max_k count_ref_k(g))`` and totals are counted by
-# - the compiled kernel (._kernels.count): per segment and order a small open-addressing hash table of the
+# - the compiled kernel (``count`` of harness/_kernels.c): per segment and order a small open-addressing hash table of the
 #   reference n-grams keeps the maximum count over references, then the hypothesis n-grams stream through it; an
 #   occurrence counts while its running count does not exceed that maximum. It releases the GIL;
 # - numpy (sorting instead of hashing, count_numpy).

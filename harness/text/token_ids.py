@@ -33,7 +33,7 @@ from .counting import EncodedReferences
 #: Tokenizers with a compiled path (the others go through :mod:`.tokenizers`).
 SUPPORTED: tuple[str, ...] = ("13a", "none", "intl", "zh", "char")
 
-# the constants of harness/text/_kernels.py (not imported from there: that would import numba)
+# the constants of harness/_kernels.c (kept equal to them: the tests run every flag and status)
 WS, PUNCT, NUMBER, SYMBOL, CJK, BAD, RULES_13A = 1, 2, 4, 8, 16, 32, 64
 MODES = {"none": 0, "13a": 1, "intl": 2, "zh": 3, "char": 4}
 F_VALIDATE, F_CRLF, F_LOWER_ASCII, F_INSERT, F_LINE_FLAGS = 1, 2, 4, 8, 16
@@ -208,7 +208,7 @@ _scratch = _Scratch()
 @dataclass
 class TokenTable:
     """The vocabulary of a reference set: an open-addressing hash table (``slots``: ``(key, id)`` pairs, see
-    :mod:`._kernels`) over the distinct tokens, stored as code points (``chars[starts[t]:starts[t] + lens[t]]``
+    ``harness/_kernels.c``) over the distinct tokens, stored as code points (``chars[starts[t]:starts[t] + lens[t]]``
     is token ``t``)."""
 
     slots: NDArray[np.int64]
@@ -513,10 +513,11 @@ def count_ids(h_ids: NDArray[np.int64], h_off: NDArray[np.int64], references: En
 
 
 def kernel_info() -> dict[str, Any]:
-    """How the kernels were loaded in this process (for the benchmarks)."""
+    """Whether the kernels are in use in this process and where from (for the benchmarks)."""
+    from .. import native as core
+
     kern = native.kernels()
-    return {"loaded": kern is not None, "source": None if kern is None else kern.source,
-            "cache": [str(p) for p in native.cache_files()] if kern is not None else []}
+    return {"loaded": kern is not None, "source": None if kern is None else kern.source, "path": core.path()}
 
 
 __all__ = ["SUPPORTED", "Encoded", "IrregularText", "Text", "TokenTable", "class_table", "count_ids",

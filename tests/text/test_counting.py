@@ -1,4 +1,4 @@
-"""Counting, both paths (the numba kernel and numpy, chosen by argument), against a transparent Counter-based
+"""Counting, both paths (the compiled kernel and numpy, chosen by argument), against a transparent Counter-based
 definition; the statistics' reference-length rules."""
 
 from __future__ import annotations
@@ -110,7 +110,7 @@ def test_unknown_rule_lists_choices():
 @pytest.mark.usefixtures("native_on")
 @settings(max_examples=200, deadline=None)
 @given(st.lists(segment, min_size=1, max_size=8), st.integers(1, 6))
-def test_numpy_path_equals_numba_kernel(segments, order):
+def test_numpy_path_equals_the_compiled_kernel(segments, order):
     hyps, streams = build(segments)
     refs = counting.encode_references(streams)
     h_ids, h_off = counting.encode_hypotheses(hyps, refs.vocab)

@@ -1,60 +1,97 @@
-"""Loading the compiled kernels (harness.native, with the text kernels of harness.text.native; what a process
-pays also for the kernel sets of harness.core): from the object cache without numba, by either loader, never at
-the price of a crash, and not at all when disabled (the Python path then gives the same numbers)."""
+"""The compiled kernels (harness._kernels, a C extension built at install, used through harness.native): imported
+by Python's import system, nothing compiled or mapped at run time, the same numbers as the numpy path (fuzzed with
+hypothesis over every tokenizer), one line when they are missing, and (slow) clean under AddressSanitizer and
+UBSan."""
 
 from __future__ import annotations
 
-import json
+import importlib.metadata
+import logging
+import os
+import shutil
 import subprocess
 import sys
+import sysconfig
+from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import harness
-from harness.core.options import make_options
 from harness import native as core
+from harness.core.options import make_options
 from harness.text import native, token_ids
-from harness.text.native import TEXT
 from harness.text.counting import count_numpy, encode_hypotheses, encode_references
+from harness.text.native import TEXT
 
-from support import IMPORT_KERNEL_SETS, KERNEL_SETS, kernel_set
+from support import KERNEL_SETS, REPO, kernel_set
 
 pytestmark = pytest.mark.usefixtures("text_kernels")  # skipped only with HARNESS_NATIVE=0
 
 
-def cached() -> tuple[bytes, dict]:
-    """The object code and manifest of this machine's key (written when the kernels were first loaded)."""
-    native.kernels()
-    files = {p.suffix: p for p in native.cache_files()}
-    return files[".o"].read_bytes(), json.loads(files[".json"].read_bytes())
-
-
-def test_a_fresh_process_loads_the_object_code_without_numba() -> None:
-    """What harness-score and a job pay per process: no numba for any set of kernels (the text kernels, the
-    resampled Kendall tau-b, the meta-evaluation counts), and on x86-64 Linux no llvmlite either."""
+def test_the_kernels_are_an_extension_module_and_numba_is_gone() -> None:
+    """A fresh process imports every set of kernels from the extension the install built; numba and llvmlite
+    are neither imported nor installed, and no kernel source of numba is left in the package."""
     sets = [kernel_set(ref) for ref in KERNEL_SETS]
-    assert [kset.ref for kset in sets] == list(KERNEL_SETS) and TEXT in sets
-    for kset in sets:
-        assert core.kernels(kset) is not None  # compiles and caches it if this machine has not yet
-    code = IMPORT_KERNEL_SETS + ("print(*(native.kernels(k).source for k in sets), 'numba' in sys.modules, "
-                                 "'llvmlite' in sys.modules)")
-    out = subprocess.run([sys.executable, "-c", code, *KERNEL_SETS], capture_output=True, text=True,
-                         check=True).stdout.split()
-    loader = "elf" if core._elf_supported() else "mcjit"
-    assert out == [loader] * len(sets) + ["False", str(loader == "mcjit")]
+    assert TEXT in sets
+    code = ("import json, sys\nfrom harness import native\nimport harness.text.native, harness.core.correlation, "
+            "harness.core.meta_eval\nfrom harness.text.native import TEXT\nfrom harness.core.correlation import "
+            "KENDALL\nfrom harness.core.meta_eval import KERNELS\nsets = [TEXT, KENDALL, KERNELS]\n"
+            "print(json.dumps([[native.kernels(k).source for k in sets], 'numba' in sys.modules, "
+            "'llvmlite' in sys.modules]))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={k: v for k, v in os.environ.items() if k != "HARNESS_NATIVE"})
+    sources, numba, llvmlite = __import__("json").loads(out.stdout)
+    ext = Path(sources[0])
+    assert len(set(sources)) == 1 and ext.name.startswith("_kernels.") and ext.suffix in (".so", ".pyd")
+    assert ext.parent == Path(harness.__file__).parent and not numba and not llvmlite
+    for dist in ("numba", "llvmlite"):
+        with pytest.raises(importlib.metadata.PackageNotFoundError):
+            importlib.metadata.distribution(dist)
+    assert not list((REPO / "harness").rglob("*_kernel*.py"))  # the numba sources are gone
 
 
-@pytest.mark.parametrize("loader", ["elf", "mcjit"])
-def test_both_loaders_count_as_numpy_does(monkeypatch, loader: str) -> None:
-    """Each loader's kernels, used by the pipeline, give the statistics of the numpy path."""
-    if loader == "elf" and not core._elf_supported():
-        pytest.skip("the ELF loader is for x86-64 Linux")
-    obj, manifest = cached()
-    assert loader in manifest["loaders"]
-    kern = core.load_object(TEXT, obj, manifest, loader)
-    assert kern.source == loader
-    monkeypatch.setitem(core._loaded, TEXT.name, kern)
+def test_every_kernel_releases_the_gil() -> None:
+    """Threads run the kernels at once: a long count in one thread does not stop another thread's Python code
+    (with the GIL held it would)."""
+    import threading
+    import time
+
+    text = np.frombuffer(b"a\n" * 50_000_000, dtype=np.uint8)
+    ticks = []
+    done = threading.Event()
+
+    def tick() -> None:
+        while not done.is_set():
+            ticks.append(time.perf_counter())
+            time.sleep(0.001)
+
+    t = threading.Thread(target=tick)
+    t.start()
+    time.sleep(0.01)
+    kern = native.kernels()
+    start = time.perf_counter()
+    for _ in range(5):
+        kern.lines_end(text.ctypes.data, 0, text.size, 10**9)
+    end = time.perf_counter()
+    done.set()
+    t.join()
+    during = [x for x in ticks if start < x < end]
+    assert end - start > 0.02 and len(during) >= 3, (end - start, len(during))
+
+
+def test_a_buffer_or_an_address_is_the_same_argument() -> None:
+    kern = native.kernels()
+    data = b"ab\ncd\nef"
+    arr = np.frombuffer(data, dtype=np.uint8)
+    assert kern.lines_end(data, 0, 8, 2) == kern.lines_end(arr.ctypes.data, 0, 8, 2) == 6
+    with pytest.raises(TypeError, match="takes 4 arguments"):
+        kern.lines_end(data, 0, 8)
+
+
+def test_the_kernels_count_as_numpy_does() -> None:
     hyps = [["a", "b", "c", "a", "b"], ["x", "y"], []]
     refs = encode_references([[["a", "b", "a", "b", "c"], ["y", "x"], ["z"]], [["c", "a", "b"], None, []]])
     h_ids, h_off = encode_hypotheses(hyps, refs.vocab)
@@ -66,43 +103,7 @@ def test_both_loaders_count_as_numpy_does(monkeypatch, loader: str) -> None:
     assert table.decode(ids, offsets) == [["Hello", ",", "world", "!"], ["1.5", "a", ".", ".5"]]
 
 
-def test_a_symbol_that_cannot_be_resolved_is_refused_before_anything_runs(monkeypatch) -> None:
-    obj, manifest = cached()
-    with pytest.raises(RuntimeError, match="unresolved symbols in the cached kernels: harness_no_such_symbol"):
-        core.load_object(TEXT, obj, {**manifest, "undefined": [*manifest["undefined"], "harness_no_such_symbol"]},
-                         "mcjit")
-    if core._elf_supported():
-        monkeypatch.setattr(core, "_symbols", lambda names: {})
-        with pytest.raises(RuntimeError, match="unresolved symbol"):
-            core.load_object(TEXT, obj, manifest, "elf")
-
-
-def test_new_object_code_is_tried_in_a_child_first(tmp_path) -> None:
-    """The manifest records the loaders that loaded and ran the code in a child process; code that does not
-    (here: truncated) gets none, and is never mapped into a process that matters."""
-    obj, manifest = cached()
-    manifest = {k: v for k, v in manifest.items() if k != "loaders"}
-    core._write(TEXT, tmp_path / "good", "k", obj, manifest)
-    core._write(TEXT, tmp_path / "bad", "k", obj[: len(obj) // 2], manifest)
-    good = json.loads((tmp_path / "good" / "harness_kernels-k.json").read_bytes())["loaders"]
-    bad = json.loads((tmp_path / "bad" / "harness_kernels-k.json").read_bytes())["loaders"]
-    assert good == (["elf", "mcjit"] if core._elf_supported() else ["mcjit"]) and bad == []
-    assert (tmp_path / "good" / "harness_kernels-k.o").read_bytes() == obj
-
-
-def test_the_key_is_the_source_the_versions_and_the_cpu(monkeypatch, tmp_path) -> None:
-    import dataclasses
-
-    key = core.cache_key(TEXT)
-    assert key == core.cache_key(TEXT) and len(key) == 24
-    (tmp_path / "changed_kernels.py").write_bytes(TEXT.source.read_bytes() + b"\n# changed\n")
-    monkeypatch.syspath_prepend(str(tmp_path))
-    assert core.cache_key(dataclasses.replace(TEXT, module="changed_kernels")) != key
-    monkeypatch.setattr(core, "_cpu", lambda: "another cpu")
-    assert core.cache_key(TEXT) != key
-
-
-def test_disabled_kernels_leave_the_python_path_with_the_same_numbers(monkeypatch, wmt21) -> None:
+def test_disabled_kernels_leave_the_numpy_path_with_the_same_numbers(monkeypatch, wmt21) -> None:
     refs = [wmt21["refs"][r] for r in sorted(wmt21["refs"])]
     hyps = wmt21["systems"]["Nemo"] * 4  # large enough to take the compiled path when it can
     refs = [r * 4 for r in refs]
@@ -110,45 +111,159 @@ def test_disabled_kernels_leave_the_python_path_with_the_same_numbers(monkeypatc
     monkeypatch.setenv("HARNESS_NATIVE", "0")
     monkeypatch.delitem(core._loaded, TEXT.name)
     assert native.kernels() is None and not token_ids.usable(make_options(), True)
+    assert core.path() == "numpy (HARNESS_NATIVE=0)"
     python = harness.corpus_bleu(hyps, refs)
     assert (python.counts, python.totals, python.hyp_len, python.ref_len) == (
         compiled.counts, compiled.totals, compiled.hyp_len, compiled.ref_len)
     assert python.score == pytest.approx(compiled.score, rel=1e-12, abs=0)
 
 
-def test_processes_starting_at_once_compile_once(monkeypatch, tmp_path) -> None:
-    """On a fresh machine, of the loaders that find no object code at the same time one compiles (holding a lock
-    beside the cache), the others wait and map what it wrote. Threads stand for processes here: each opens the
-    lock file itself, and ``flock`` locks belong to the open file, so they exclude each other as processes do."""
-    import threading
-    import time
+def test_without_the_extension_one_line_says_why_and_how(monkeypatch, caplog, wmt21) -> None:
+    """A machine without a C compiler installs without the extension: the numbers come from the numpy path, and
+    the first use says so once, with the command that builds the kernels."""
+    monkeypatch.setattr(core, "extension", lambda: None)
+    for ref in KERNEL_SETS:
+        core.forget(kernel_set(ref))
+    try:
+        with caplog.at_level(logging.WARNING, logger="harness.native"):
+            refs = [wmt21["refs"][r] for r in sorted(wmt21["refs"])]
+            score = harness.corpus_bleu(wmt21["systems"]["Nemo"] * 4, [r * 4 for r in refs])
+            for ref in KERNEL_SETS:
+                assert core.kernels(kernel_set(ref)) is None
+        lines = [r.getMessage() for r in caplog.records if r.name == "harness.native"]
+        assert len(lines) == 1 and "numpy path" in lines[0] and "build-essential" in lines[0], lines
+        assert "numpy (the compiled kernels were not built" in core.path()
+        assert score.score > 0
+    finally:
+        monkeypatch.undo()
+        for ref in KERNEL_SETS:
+            core.forget(kernel_set(ref))
 
-    obj, manifest = cached()
-    manifest = {k: v for k, v in manifest.items() if k != "loaders"}  # as _compile returns it
-    compiled = native.kernels()
-    calls = []
 
-    def fake_compile(kset):
-        calls.append(kset.name)
-        time.sleep(0.3)  # the others arrive while this one compiles
-        return obj, manifest, compiled
+def test_harness_score_version_names_the_path(tmp_path) -> None:
+    from support import executable
 
-    monkeypatch.setattr(core, "_compile", fake_compile)
-    monkeypatch.setattr(core, "cache_dirs", lambda kset: [tmp_path / "cache"])
-    got, errors = [], []
+    out = subprocess.run([executable("harness-score"), "--version"], capture_output=True, text=True, check=True)
+    assert "compiled kernels (" in out.stdout and "_kernels" in out.stdout, out.stdout
+    off = subprocess.run([executable("harness-score"), "--version"], capture_output=True, text=True, check=True,
+                         env={**os.environ, "HARNESS_NATIVE": "0"})
+    assert "numpy (HARNESS_NATIVE=0)" in off.stdout
 
-    def load() -> None:
-        try:
-            got.append(core._load(TEXT))
-        except Exception as exc:  # noqa: BLE001 - reported below
-            errors.append(exc)
 
-    threads = [threading.Thread(target=load) for _ in range(3)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=120)
-    assert not errors and len(got) == 3 and calls == ["kernels"]
-    assert sum(k is compiled for k in got) == 1  # the one that compiled uses what it compiled
-    assert all(k.source in ("elf", "mcjit") for k in got if k is not compiled)  # the others mapped its code
-    assert (tmp_path / "cache" / f"harness_kernels-{core.cache_key(TEXT)}.lock").exists()
+# ---------------------------------------------------------------------------------------------------- fuzz
+
+# Every tokenizer the kernels have, every character class they look at: ASCII punctuation and digits, spaces of
+# every kind, CJK, symbols, combining marks, astral characters, entities 13a unescapes, '<skipped>'.
+ALPHABET = st.sampled_from(list(" \t\u00a0\u3000\u2009.,-&;<>:!?'\"()[]{}/\\#%$€£0123456789abcAZéß") +
+                           ["&amp;", "&quot;", "&lt;", "&gt;", "<skipped>", "一", "語", "ｆ", "。", "、", "é",
+                            "\u0301", "😀", "𝟘", "½", "Ⅳ", "\u0660", "\u2013", "\u00ad", "İ"])
+LINE = st.lists(ALPHABET, max_size=40).map("".join)
+
+
+def _statistics(hyps: list[str], refs: list[list[str | None]], tokenize: str, lowercase: bool, compiled: bool):
+    from harness.text.pipeline import segment_statistics
+
+    stats = segment_statistics(hyps, refs, make_options(tokenize=tokenize, lowercase=lowercase), compiled=compiled)
+    return stats.hyp_len, stats.ref_lens, stats.matches, stats.totals
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data(), tokenize=st.sampled_from(token_ids.SUPPORTED), lowercase=st.booleans(),
+       n_refs=st.integers(1, 5))
+def test_fuzz_the_kernels_equal_the_numpy_path(data, tokenize, lowercase, n_refs) -> None:
+    """Random Unicode lines (empty ones, very long ones, absent references) through the compiled pipeline and
+    through the numpy path: the same statistics, every segment."""
+    n = data.draw(st.integers(1, 12))
+    hyps = data.draw(st.lists(LINE, min_size=n, max_size=n))
+    if data.draw(st.booleans()):
+        hyps[0] = " ".join(["word", "1.5", "a..5", "&amp;", "一語"] * 400)  # a very long line
+    refs = [data.draw(st.lists(st.one_of(LINE, st.none()) if k else LINE, min_size=n, max_size=n))
+            for k in range(n_refs)]
+    for i in range(n):  # every segment keeps one reference
+        if all(r[i] is None for r in refs):
+            refs[0][i] = ""
+    compiled = _statistics(hyps, refs, tokenize, lowercase, compiled=True)
+    plain = _statistics(hyps, refs, tokenize, lowercase, compiled=False)
+    for a, b in zip(compiled, plain):
+        assert np.array_equal(a, b)
+
+
+# ---------------------------------------------------------------------------------------------------- sanitizers
+
+_SANITIZED = """
+import sys
+sys.path.insert(0, sys.argv[1])
+import _kernels  # the sanitized build, imported under the name it was built with
+import harness.native as native
+native.extension = lambda: _kernels
+native.MODULE = "_kernels"
+import pytest
+sys.exit(pytest.main(["-q", "-p", "no:cacheprovider", "--disable-plugin-autoload", "-p", "_hypothesis_pytestplugin",
+                      sys.argv[2] + "::test_fuzz_the_kernels_equal_the_numpy_path",
+                      sys.argv[2] + "::test_the_kernels_count_as_numpy_does"] + sys.argv[3:]))
+"""
+
+
+@pytest.mark.slow
+def test_the_kernels_are_clean_under_address_sanitizer_and_ubsan(tmp_path) -> None:
+    """The extension built once with -fsanitize=address,undefined (GCC), loaded into Python with ASan's runtime
+    preloaded, runs the fuzz test and the parity tests with every sanitizer error fatal."""
+    cc = shutil.which("gcc")
+    if cc is None:
+        pytest.skip("no gcc here: the sanitized build needs it")
+    libasan = subprocess.run([cc, "-print-file-name=libasan.so"], capture_output=True, text=True).stdout.strip()
+    if not os.path.isabs(libasan) or not os.path.exists(libasan):
+        pytest.skip("gcc has no AddressSanitizer runtime here")
+    target = tmp_path / ("_kernels" + (sysconfig.get_config_var("EXT_SUFFIX") or ".so"))
+    build = subprocess.run([cc, "-shared", "-fPIC", "-O1", "-g", "-fno-omit-frame-pointer", "-ffp-contract=off",
+                            "-fsanitize=address,undefined", "-fno-sanitize-recover=all",
+                            f"-I{sysconfig.get_paths()['include']}", str(REPO / "harness" / "_kernels.c"),
+                            "-o", str(target)], capture_output=True, text=True)
+    assert build.returncode == 0, build.stderr
+    env = {**os.environ, "LD_PRELOAD": libasan, "ASAN_OPTIONS": "detect_leaks=0:abort_on_error=1",
+           "UBSAN_OPTIONS": "halt_on_error=1:print_stacktrace=1"}
+    env.pop("HARNESS_NATIVE", None)
+    proc = subprocess.run([sys.executable, "-c", _SANITIZED, str(tmp_path), str(Path(__file__)),
+                           "--hypothesis-seed=1", "-W", "ignore"], capture_output=True, text=True, env=env,
+                          cwd=REPO, timeout=900)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert "passed" in proc.stdout and "ERROR: AddressSanitizer" not in proc.stderr
+    assert "runtime error" not in proc.stderr
+
+
+@pytest.mark.slow
+def test_an_install_without_a_c_compiler_works_and_says_so_once(tmp_path, wmt21) -> None:
+    """``pip`` builds the package with no C compiler (``CC=false``): the wheel has no extension, installs, and
+    ``harness-score`` gives the numbers of the installed kernels, with one line saying the kernels were not built
+    and how to get them. The fresh environment sees this project's dependencies (a .pth file) but not its
+    editable install."""
+    import site
+    import zipfile
+
+    env = {**os.environ, "CC": "false", "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
+    build = subprocess.run([sys.executable, "-m", "pip", "wheel", str(REPO), "--no-deps", "-q", "-w",
+                            str(tmp_path / "wheel")], capture_output=True, text=True, env=env, timeout=600)
+    assert build.returncode == 0, build.stderr[-2000:]
+    (wheel,) = (tmp_path / "wheel").glob("*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    assert not [n for n in names if n.endswith((".so", ".pyd"))], names
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(tmp_path / "venv")], check=True)
+    python = tmp_path / "venv" / "bin" / "python"
+    target = Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                                 capture_output=True, text=True, check=True).stdout.strip())
+    zipfile.ZipFile(wheel).extractall(target)
+    (target / "deps.pth").write_text("\n".join(site.getsitepackages()) + "\n")  # not processed as site dirs
+    refs = [str(p) for p in sorted((REPO / "harness" / "data" / "wmt21_news_ende" / "refs").glob("*.txt"))]
+    hyp = str(REPO / "harness" / "data" / "wmt21_news_ende" / "systems" / "Nemo.txt")
+    clean = {k: v for k, v in os.environ.items() if k not in ("HARNESS_NATIVE", "PYTHONPATH")}
+    run = subprocess.run([str(python), "-m", "harness.cli", *refs, "-i", hyp, hyp, hyp, hyp, "-f", "json"],
+                         capture_output=True, text=True, env=clean, cwd=tmp_path, timeout=300)
+    assert run.returncode == 0, run.stderr
+    here = subprocess.run([sys.executable, "-m", "harness.cli", *refs, "-i", hyp, hyp, hyp, hyp, "-f", "json"],
+                          capture_output=True, text=True, env=clean, cwd=tmp_path, timeout=300, check=True)
+    assert run.stdout == here.stdout  # the same numbers, every digit printed
+    lines = [x for x in run.stderr.splitlines() if x.strip()]
+    assert len(lines) == 1 and "numpy path" in lines[0] and "build-essential" in lines[0], run.stderr
+    version = subprocess.run([str(python), "-m", "harness.cli", "--version"], capture_output=True, text=True,
+                             env=clean, cwd=tmp_path, check=True).stdout
+    assert "numpy (the compiled kernels were not built" in version

@@ -1,0 +1,856 @@
+/*
+ * harness._kernels: the compiled kernels of bleu-harness, a CPython extension module built by setuptools at
+ * install (pyproject.toml [tool.setuptools] ext-modules, optional: without a C compiler the install succeeds and
+ * the numpy path computes the same numbers).
+ *
+ * - encode, rehash, count, lines_end: UTF-8 text -> sacrebleu's tokens -> ids -> clipped n-gram statistics
+ *   (harness.text.token_ids / counting / pipeline say what each argument is);
+ * - tau_b: Kendall tau-b of resampled weightings (harness.core.correlation);
+ * - exceed_counts, agreement: the pair counts of mt-metrics-eval's permutation p-values and pairwise accuracy
+ *   (harness.core.meta_eval).
+ *
+ * Every function takes its arrays as addresses (Python ints) or objects with the buffer protocol (bytes, numpy
+ * arrays, ctypes arrays), and integers; it allocates nothing, reads and writes only within the sizes its
+ * parameters give, and releases the GIL while it runs, so chunks run in threads on every core. Arithmetic that
+ * must equal numpy's (tau_b's float64 sums, exceed_counts' float32 differences) is written in numpy's order and
+ * compiled with -ffp-contract=off (no fused multiply-add).
+ */
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+/* ---- bits of the class table (one uint8 per code point; built by harness.text.token_ids.class_table) ---- */
+#define WS 1        /* str.isspace(): what str.split / str.strip split on */
+#define PUNCT 2     /* regex \p{P} */
+#define NUMBER 4    /* regex \p{N} */
+#define SYMBOL 8    /* regex \p{S} */
+#define CJK 16      /* sacrebleu TokenizerZh._is_chinese_char, as it really behaves */
+#define BAD 32      /* not allowed inside a line of a file */
+#define RULES_13A 64 /* a character 13a's and zh's rules look at */
+
+#define MODE_NONE 0
+#define MODE_13A 1
+#define MODE_INTL 2
+#define MODE_ZH 3
+#define MODE_CHAR 4
+
+#define F_VALIDATE 1
+#define F_CRLF 2
+#define F_LOWER_ASCII 4
+#define F_INSERT 8
+#define F_LINE_FLAGS 16
+
+#define LF_ABSENT 1
+#define LF_PRETOKENIZED 2
+
+#define OK 0
+#define NEED_IDS 1
+#define NEED_TABLE 2
+#define NEED_SCRATCH 3
+#define IRREGULAR 4
+#define FEWER_LINES 5
+#define MORE_LINES 6
+
+#define S_LINE 0
+#define S_POS 1
+#define S_IDS 2
+#define S_VOCAB 3
+#define S_CHARS 4
+#define S_NEED 5
+#define S_STREAM 6
+#define S_OFFSET 7
+
+#define P_STREAMS 0
+#define P_LINES 1
+#define P_MODE 2
+#define P_FLAGS 3
+#define P_CLASSES 4
+#define P_SLOTS 5
+#define P_TOKENS 6
+#define P_CHARS 7
+#define P_IDS 8
+#define P_SCRATCH 9
+#define P_TEXT 10
+
+#define HAS_AMP 1
+#define HAS_LT 2
+
+/* FNV-1a 64-bit and MurmurHash3's finaliser, in unsigned arithmetic (the bits of the numba kernels' signed
+   wrap-around arithmetic, which the statistics cache's keys do not depend on anyway: ids are exact) */
+#define FNV_OFFSET UINT64_C(0xcbf29ce484222325)
+#define FNV_PRIME UINT64_C(1099511628211)
+
+static inline int64_t mix(int64_t key) {
+    uint64_t h = (uint64_t)key;
+    h ^= h >> 33;
+    h *= UINT64_C(0xff51afd7ed558ccd);
+    h ^= h >> 33;
+    h *= UINT64_C(0xc4ceb9fe1a85ec53);
+    h ^= h >> 33;
+    return (int64_t)h;
+}
+
+static inline uint8_t cls(const uint8_t *table, int64_t n_cls, int64_t c) {
+    return c < n_cls ? table[c] : 0;
+}
+
+static inline int in_class_13a(int64_t c) {
+    /* r'([\{-\~\[-\` -\&\(-\+\:-\@\/])' */
+    return (0x7B <= c && c <= 0x7E) || (0x5B <= c && c <= 0x60) || (0x20 <= c && c <= 0x26) ||
+           (0x28 <= c && c <= 0x2B) || (0x3A <= c && c <= 0x40) || c == 0x2F;
+}
+
+static inline int cont(uint8_t b) { return (b & 0xC0) == 0x80; }
+
+/* Code points of text[p:e] into out; returns their number (seen: HAS_* bits), or -1 if validate finds a byte
+   sequence CPython's strict decoder rejects, a BAD character or a carriage return. */
+static int64_t decode(const uint8_t *text, int64_t p, int64_t e, int validate, int lower, const uint8_t *table,
+                      int64_t n_cls, uint32_t *out, int *seen) {
+    int64_t k = 0;
+    *seen = 0;
+    while (p < e) {
+        int64_t c = text[p], cp;
+        if (c < 0x80) {
+            cp = c;
+            p += 1;
+            if (cp == 0x26) *seen |= HAS_AMP;
+            else if (cp == 0x3C) *seen |= HAS_LT;
+        } else if (c < 0xE0) {
+            if (validate && (c < 0xC2 || p + 1 >= e || !cont(text[p + 1]))) return -1;
+            cp = ((c & 0x1F) << 6) | (text[p + 1] & 0x3F);
+            p += 2;
+        } else if (c < 0xF0) {
+            if (validate) {
+                if (p + 2 >= e) return -1;
+                int64_t b1 = text[p + 1];
+                int64_t lo = c == 0xE0 ? 0xA0 : 0x80, hi = c == 0xED ? 0x9F : 0xBF;
+                if (b1 < lo || b1 > hi || !cont(text[p + 2])) return -1;
+            }
+            cp = ((c & 0x0F) << 12) | ((int64_t)(text[p + 1] & 0x3F) << 6) | (text[p + 2] & 0x3F);
+            p += 3;
+        } else {
+            if (validate) {
+                if (c > 0xF4 || p + 3 >= e) return -1;
+                int64_t b1 = text[p + 1];
+                int64_t lo = c == 0xF0 ? 0x90 : 0x80, hi = c == 0xF4 ? 0x8F : 0xBF;
+                if (b1 < lo || b1 > hi || !cont(text[p + 2]) || !cont(text[p + 3])) return -1;
+            }
+            cp = ((c & 0x07) << 18) | ((int64_t)(text[p + 1] & 0x3F) << 12) | ((int64_t)(text[p + 2] & 0x3F) << 6) |
+                 (text[p + 3] & 0x3F);
+            p += 4;
+        }
+        if (validate && (cp == 13 || (cls(table, n_cls, cp) & BAD) != 0)) return -1;
+        if (lower && 0x41 <= cp && cp <= 0x5A) cp += 32;
+        out[k++] = (uint32_t)cp;
+    }
+    return k;
+}
+
+/* str.replace(old, new) on buf[:k] in place (len(new) <= len(old)); returns the new length */
+static int64_t replace(uint32_t *buf, int64_t k, const uint32_t *old, int64_t n_old, const uint32_t *new_,
+                       int64_t n_new) {
+    int64_t w = 0, j = 0;
+    while (j < k) {
+        if (j + n_old <= k) {
+            int same = 1;
+            for (int64_t q = 0; q < n_old; q++) {
+                if (buf[j + q] != old[q]) {
+                    same = 0;
+                    break;
+                }
+            }
+            if (same) {
+                for (int64_t q = 0; q < n_new; q++) buf[w + q] = new_[q];
+                w += n_new;
+                j += n_old;
+                continue;
+            }
+        }
+        buf[w++] = buf[j++];
+    }
+    return w;
+}
+
+static inline int64_t add(int64_t *bnd, int64_t n_tok, int64_t t0, int64_t t1) {
+    bnd[2 * n_tok] = t0;
+    bnd[2 * n_tok + 1] = t1;
+    return n_tok + 1;
+}
+
+static inline int is_digit(int64_t c, uint8_t cl, int64_t mode) {
+    if (mode == MODE_INTL) return (cl & NUMBER) != 0;
+    return 0x30 <= c && c <= 0x39;
+}
+
+static inline int is_mark(int64_t c, uint8_t cl, int64_t mode) {
+    if (mode == MODE_INTL) return (cl & PUNCT) != 0;
+    return c == 0x2E || c == 0x2C;
+}
+
+static inline int is_alone(int64_t c, uint8_t cl, int64_t mode) {
+    if (mode == MODE_INTL) return (cl & SYMBOL) != 0;
+    if (mode == MODE_ZH && (cl & CJK) != 0) return 1;
+    return in_class_13a(c);
+}
+
+/* The tokens of a[first:k] under 13a, zh or intl in one scan, from the token boundaries their rules create
+   (harness/text/tokenizers.py derives each case; the tests hold this to sacrebleu). Token t is
+   a[bnd[2t]:bnd[2t + 1]]; returns the number of tokens. */
+static int64_t rule_tokens(const uint32_t *a, int64_t first, int64_t k, int64_t mode, const uint8_t *table,
+                           int64_t n_cls, int64_t *bnd) {
+    int padded = mode == MODE_13A;
+    uint8_t special;
+    if (mode == MODE_INTL) special = WS | PUNCT | SYMBOL;
+    else if (mode == MODE_ZH) special = WS | RULES_13A | CJK;
+    else special = WS | RULES_13A;
+    int64_t n_tok = 0, t0 = -1, i = first;
+    while (i < k) {
+        int64_t c = a[i];
+        uint8_t cl = cls(table, n_cls, c);
+        if ((cl & special) == 0) {
+            if (t0 < 0) t0 = i;
+            i += 1;
+            continue;
+        }
+        if ((cl & WS) != 0) {
+            if (t0 >= 0) {
+                n_tok = add(bnd, n_tok, t0, i);
+                t0 = -1;
+            }
+            i += 1;
+            continue;
+        }
+        int alone = is_alone(c, cl, mode);
+        if (!alone && mode != MODE_INTL && c == 0x2D && i > first && 0x30 <= a[i - 1] && a[i - 1] <= 0x39) alone = 1;
+        if (alone) {
+            if (t0 >= 0) {
+                n_tok = add(bnd, n_tok, t0, i);
+                t0 = -1;
+            }
+            n_tok = add(bnd, n_tok, i, i + 1);
+            i += 1;
+            continue;
+        }
+        if (is_mark(c, cl, mode)) {
+            int64_t j = i + 1;
+            while (j < k && is_mark(a[j], cls(table, n_cls, a[j]), mode)) j += 1;
+            int64_t run = j - i;
+            int c_non = i > first ? !is_digit(a[i - 1], cls(table, n_cls, a[i - 1]), mode) : padded;
+            int d_non = j < k ? !is_digit(a[j], cls(table, n_cls, a[j]), mode) : padded;
+            if (run == 1 && !c_non && !d_non) { /* glued to both sides */
+                if (t0 < 0) t0 = i;
+                i = j;
+                continue;
+            }
+            if (t0 >= 0) {
+                n_tok = add(bnd, n_tok, t0, i);
+                t0 = -1;
+            }
+            for (int64_t q = i; q < j - 1; q++) n_tok = add(bnd, n_tok, q, q + 1);
+            if (run >= 2 && !d_non && (run + (c_non ? 1 : 0)) % 2 == 1) t0 = j - 1; /* glued to what follows */
+            else n_tok = add(bnd, n_tok, j - 1, j);
+            i = j;
+            continue;
+        }
+        if (t0 < 0) t0 = i;
+        i += 1;
+    }
+    if (t0 >= 0) n_tok = add(bnd, n_tok, t0, k);
+    return n_tok;
+}
+
+/* str.split() of a[:k] (none), or every non-whitespace character (char) */
+static int64_t split_tokens(const uint32_t *a, int64_t k, int single, const uint8_t *table, int64_t n_cls,
+                            int64_t *bnd) {
+    int64_t n_tok = 0, t0 = -1;
+    for (int64_t i = 0; i < k; i++) {
+        if ((cls(table, n_cls, a[i]) & WS) != 0) {
+            if (t0 >= 0) {
+                n_tok = add(bnd, n_tok, t0, i);
+                t0 = -1;
+            }
+        } else if (single) {
+            n_tok = add(bnd, n_tok, i, i + 1);
+        } else if (t0 < 0) {
+            t0 = i;
+        }
+    }
+    if (t0 >= 0) n_tok = add(bnd, n_tok, t0, k);
+    return n_tok;
+}
+
+static const uint32_t SKIPPED[] = {'<', 's', 'k', 'i', 'p', 'p', 'e', 'd', '>'};
+static const uint32_t QUOT[] = {'&', 'q', 'u', 'o', 't', ';'};
+static const uint32_t AMP[] = {'&', 'a', 'm', 'p', ';'};
+static const uint32_t LT[] = {'&', 'l', 't', ';'};
+static const uint32_t GT[] = {'&', 'g', 't', ';'};
+static const uint32_t C_QUOT[] = {'"'};
+static const uint32_t C_AMP[] = {'&'};
+static const uint32_t C_LT[] = {'<'};
+static const uint32_t C_GT[] = {'>'};
+
+static int64_t encode(const uint8_t *text, const int64_t *bounds, const int64_t *params, const uint8_t *table,
+                      const uint8_t *line_flags, int64_t *slots, int64_t *starts, int64_t *lens, uint32_t *chars,
+                      int64_t *ids, int64_t *tok_off, uint32_t *a, int64_t *bnd, int64_t *state, int64_t *empty) {
+    int64_t n_streams = params[P_STREAMS], n_lines = params[P_LINES], mode = params[P_MODE];
+    int64_t flags = params[P_FLAGS], n_cls = params[P_CLASSES];
+    int validate = (flags & F_VALIDATE) != 0, lower = (flags & F_LOWER_ASCII) != 0;
+    int insert = (flags & F_INSERT) != 0, has_flags = (flags & F_LINE_FLAGS) != 0;
+    int64_t size = params[P_SLOTS], mask = size - 1, scratch = params[P_SCRATCH];
+    int64_t g = state[S_LINE], pos = state[S_POS], n_ids = state[S_IDS], n_vocab = state[S_VOCAB];
+    int64_t n_chars = state[S_CHARS];
+    int64_t total = n_streams * n_lines;
+    if (g == 0) tok_off[0] = 0;
+    while (g < total) {
+        int64_t s = g / n_lines, i = g - s * n_lines, end = bounds[n_streams + s];
+        if (i == 0) {
+            if (g > 0 && pos < bounds[n_streams + s - 1]) {
+                state[S_LINE] = g;
+                state[S_POS] = pos;
+                state[S_STREAM] = s - 1;
+                return MORE_LINES;
+            }
+            pos = bounds[s];
+        }
+        if (pos >= end) {
+            state[S_LINE] = g;
+            state[S_POS] = pos;
+            state[S_STREAM] = s;
+            return FEWER_LINES;
+        }
+        int64_t e = pos;
+        while (e < end && text[e] != 10) e++;
+        int terminated = e < end;
+        int64_t m = e - pos;
+        /* worst case of this line: one token and one code point per byte */
+        int64_t need = 0, status = OK;
+        if (n_ids + m > params[P_IDS]) {
+            status = NEED_IDS;
+            need = n_ids + m;
+        } else if (insert && (2 * (n_vocab + m) > size || n_chars + m > params[P_CHARS] ||
+                              n_vocab + m > params[P_TOKENS])) {
+            status = NEED_TABLE;
+            need = m;
+        } else if (2 * m + 16 > scratch) {
+            status = NEED_SCRATCH;
+            need = 2 * m + 16;
+        }
+        if (status != OK) {
+            state[S_LINE] = g;
+            state[S_POS] = pos;
+            state[S_IDS] = n_ids;
+            state[S_VOCAB] = n_vocab;
+            state[S_CHARS] = n_chars;
+            state[S_NEED] = need;
+            return status;
+        }
+        if ((bounds[2 * n_streams + s] & F_CRLF) != 0) {
+            if (m > 0 && text[e - 1] == 13) {
+                m -= 1;
+            } else if (terminated) { /* a LF without CR in a CRLF file */
+                state[S_LINE] = g;
+                state[S_POS] = pos;
+                state[S_STREAM] = s;
+                state[S_OFFSET] = pos;
+                return IRREGULAR;
+            }
+        }
+        uint8_t lflag = has_flags ? line_flags[g] : 0;
+        int pretok = (lflag & LF_PRETOKENIZED) != 0;
+        int seen = 0;
+        int64_t k = decode(text, pos, pos + m, validate, lower && !pretok, table, n_cls, a, &seen);
+        if (k < 0) {
+            state[S_LINE] = g;
+            state[S_POS] = pos;
+            state[S_STREAM] = s;
+            state[S_OFFSET] = pos;
+            return IRREGULAR;
+        }
+        if (m == 0) empty[s] += 1;
+        pos = terminated ? e + 1 : end;
+        if ((lflag & LF_ABSENT) == 0) {
+            while (k > 0 && (cls(table, n_cls, a[k - 1]) & WS) != 0) k--; /* str.rstrip() */
+            int64_t n_tok;
+            if (pretok || mode == MODE_NONE || mode == MODE_CHAR) {
+                n_tok = split_tokens(a, k, mode == MODE_CHAR && !pretok, table, n_cls, bnd);
+            } else {
+                if (mode == MODE_13A) {
+                    if ((seen & HAS_LT) != 0) k = replace(a, k, SKIPPED, 9, NULL, 0);
+                    if ((seen & HAS_AMP) != 0) {
+                        k = replace(a, k, QUOT, 6, C_QUOT, 1);
+                        k = replace(a, k, AMP, 5, C_AMP, 1);
+                        k = replace(a, k, LT, 4, C_LT, 1);
+                        k = replace(a, k, GT, 4, C_GT, 1);
+                    }
+                }
+                int64_t first = 0;
+                if (mode == MODE_ZH) {
+                    while (first < k && (cls(table, n_cls, a[first]) & WS) != 0) first++; /* str.strip() */
+                }
+                n_tok = rule_tokens(a, first, k, mode, table, n_cls, bnd);
+            }
+            for (int64_t t = 0; t < n_tok; t++) {
+                int64_t t0 = bnd[2 * t], t1 = bnd[2 * t + 1], tl = t1 - t0;
+                /* a token of at most 7 code points below 256 is its own key (length in the low byte); any other
+                   token's key is its FNV-1a hash with the low byte cleared, confirmed by comparing code points */
+                int short_ = tl <= 7;
+                int64_t key = tl;
+                if (short_) {
+                    for (int64_t q = 0; q < tl; q++) {
+                        uint32_t c = a[t0 + q];
+                        if (c >= 256) {
+                            short_ = 0;
+                            break;
+                        }
+                        key |= (int64_t)c << (8 * (q + 1));
+                    }
+                }
+                if (!short_) {
+                    uint64_t h = FNV_OFFSET;
+                    for (int64_t q = t0; q < t1; q++) h = (h ^ (uint64_t)a[q]) * FNV_PRIME;
+                    key = (int64_t)(h & ~UINT64_C(0xFF));
+                }
+                int64_t slot = mix(key) & mask, found = -1;
+                for (;;) {
+                    int64_t v = slots[2 * slot + 1];
+                    if (v == -1) break;
+                    if (slots[2 * slot] == key) {
+                        if (short_) {
+                            found = v;
+                            break;
+                        }
+                        if (lens[v] == tl) {
+                            int64_t st = starts[v];
+                            int same = 1;
+                            for (int64_t q = 0; q < tl; q++) {
+                                if (chars[st + q] != a[t0 + q]) {
+                                    same = 0;
+                                    break;
+                                }
+                            }
+                            if (same) {
+                                found = v;
+                                break;
+                            }
+                        }
+                    }
+                    slot = (slot + 1) & mask;
+                }
+                if (found == -1 && insert) {
+                    found = n_vocab;
+                    for (int64_t q = 0; q < tl; q++) chars[n_chars + q] = a[t0 + q];
+                    starts[n_vocab] = n_chars;
+                    lens[n_vocab] = tl;
+                    n_chars += tl;
+                    slots[2 * slot] = key;
+                    slots[2 * slot + 1] = n_vocab;
+                    n_vocab++;
+                }
+                ids[n_ids++] = found;
+            }
+        }
+        tok_off[g + 1] = n_ids;
+        g++;
+    }
+    state[S_IDS] = n_ids;
+    state[S_VOCAB] = n_vocab;
+    state[S_CHARS] = n_chars;
+    if (n_streams > 0 && pos < bounds[2 * n_streams - 1]) {
+        state[S_LINE] = g;
+        state[S_POS] = pos;
+        state[S_STREAM] = n_streams - 1;
+        return MORE_LINES;
+    }
+    state[S_LINE] = g;
+    state[S_POS] = pos;
+    return OK;
+}
+
+/* The (key, id) pairs of a table of old_size slots into an empty one (all -1) of size slots */
+static int64_t rehash(const int64_t *old, int64_t old_size, int64_t *out, int64_t size) {
+    int64_t mask = size - 1;
+    for (int64_t s = 0; s < old_size; s++) {
+        if (old[2 * s + 1] != -1) {
+            int64_t key = old[2 * s], sl = mix(key) & mask;
+            while (out[2 * sl + 1] != -1) sl = (sl + 1) & mask;
+            out[2 * sl] = key;
+            out[2 * sl + 1] = old[2 * s + 1];
+        }
+    }
+    return 0;
+}
+
+/* The position just after the n-th LF of text[start:end], or -1 - found if there are fewer */
+static int64_t lines_end(const uint8_t *text, int64_t start, int64_t end, int64_t n) {
+    int64_t found = 0;
+    if (n <= 0) return start;
+    for (int64_t p = start; p < end; p++) {
+        if (text[p] == 10 && ++found == n) return p + 1;
+    }
+    return -1 - found;
+}
+
+/* sacrebleu's clipped n-gram matching of every segment (harness.text.token_ids.count_statistics says what the
+   arguments are): per segment and order, the distinct reference n-grams fill an open-addressing table keyed by
+   the slot of their first n - 1 tokens in the previous order's table and their last token */
+static int64_t count(const int64_t *h_ids, const int64_t *h_off, const int64_t *r_ids, const int64_t *r_off,
+                     const int64_t *params, int64_t *matches, int64_t *totals, int64_t *slot_key, int64_t *slot_ref,
+                     int64_t *slot_cur, int64_t *slot_max, int64_t *slot_hyp, int64_t *used, int64_t *r_gram,
+                     int64_t *h_gram) {
+    int64_t n_refs = params[0], n_lines = params[1], max_order = params[2], cap = params[3];
+    int64_t stride_k = params[6], stride_i = params[7], mask = cap - 1;
+    for (int64_t i = 0; i < n_lines; i++) {
+        int64_t hs = h_off[i], he = h_off[i + 1], length = he - hs;
+        for (int64_t n = 1; n <= max_order; n++) {
+            int64_t n_used = 0, q = 0;
+            for (int64_t k = 0; k < n_refs; k++) {
+                int64_t rs = r_off[k * stride_k + i * stride_i], re_ = r_off[k * stride_k + i * stride_i + 1];
+                for (int64_t p = rs; p < re_; p++) {
+                    if (p + n <= re_) {
+                        int64_t key = n == 1 ? r_ids[p] : (int64_t)(((uint64_t)r_gram[q] << 32) | (uint64_t)r_ids[p + n - 1]);
+                        int64_t slot = mix(key) & mask;
+                        for (;;) {
+                            int64_t kk = slot_key[slot];
+                            if (kk == -1) {
+                                slot_key[slot] = key;
+                                slot_ref[slot] = k;
+                                slot_cur[slot] = 1;
+                                slot_max[slot] = 1;
+                                used[n_used++] = slot;
+                                break;
+                            }
+                            if (kk == key) {
+                                if (slot_ref[slot] != k) {
+                                    slot_ref[slot] = k;
+                                    slot_cur[slot] = 0;
+                                }
+                                slot_cur[slot] += 1;
+                                if (slot_cur[slot] > slot_max[slot]) slot_max[slot] = slot_cur[slot];
+                                break;
+                            }
+                            slot = (slot + 1) & mask;
+                        }
+                        r_gram[q] = slot;
+                    }
+                    q++;
+                }
+            }
+            int64_t matched = 0;
+            for (int64_t p = hs; p < he - n + 1; p++) {
+                int64_t h = p - hs, key;
+                if (n == 1) {
+                    key = h_ids[p];
+                    if (key < 0) {
+                        h_gram[h] = -1;
+                        continue;
+                    }
+                } else {
+                    int64_t last = h_ids[p + n - 1];
+                    if (h_gram[h] < 0 || last < 0) {
+                        h_gram[h] = -1;
+                        continue;
+                    }
+                    key = (int64_t)(((uint64_t)h_gram[h] << 32) | (uint64_t)last);
+                }
+                int64_t found = -1;
+                if (n_used > 0) {
+                    int64_t slot = mix(key) & mask;
+                    for (;;) {
+                        int64_t kk = slot_key[slot];
+                        if (kk == -1) break;
+                        if (kk == key) {
+                            found = slot;
+                            break;
+                        }
+                        slot = (slot + 1) & mask;
+                    }
+                }
+                h_gram[h] = found;
+                if (found >= 0) {
+                    slot_hyp[found] += 1;
+                    if (slot_hyp[found] <= slot_max[found]) matched++;
+                }
+            }
+            for (int64_t u = 0; u < n_used; u++) {
+                slot_key[used[u]] = -1;
+                slot_hyp[used[u]] = 0;
+            }
+            matches[i * max_order + n - 1] = matched;
+            totals[i * max_order + n - 1] = length >= n ? length - n + 1 : 0;
+        }
+    }
+    return 0;
+}
+
+/* Kendall tau-b of every weighting weights[b * n:(b + 1) * n], b0 <= b < b1, into out[b] (harness.core.correlation
+   .tau_b): concordant minus discordant pairs from a Fenwick tree over the dense y ranks of the items sorted by x,
+   the tie counts from the weighted group sizes, as scipy.stats.kendalltau(variant='b') on the resample */
+static int64_t tau_b(const int64_t *y_rank, const int64_t *starts, const double *weights, const int64_t *params,
+                     double *out, double *tree, double *y_sum) {
+    int64_t n_y = params[0], n_groups = params[1] - 1, n = params[2], b0 = params[3], b1 = params[4];
+    for (int64_t b = b0; b < b1; b++) {
+        int64_t base = b * n;
+        for (int64_t i = 0; i < n_y + 1; i++) tree[i] = 0.0;
+        for (int64_t i = 0; i < n_y; i++) y_sum[i] = 0.0;
+        double total = 0.0, x_ties = 0.0, s = 0.0, seen = 0.0;
+        for (int64_t g = 0; g < n_groups; g++) {
+            double group = 0.0;
+            for (int64_t k = starts[g]; k < starts[g + 1]; k++) {
+                double wk = weights[base + k];
+                if (wk == 0) continue;
+                int64_t r = y_rank[k], i = r;
+                double less = 0.0, acc = 0.0;
+                while (i > 0) {
+                    less += tree[i];
+                    i -= i & (-i);
+                }
+                i = r + 1;
+                while (i > 0) {
+                    acc += tree[i];
+                    i -= i & (-i);
+                }
+                double greater = seen - acc;
+                s += wk * (less - greater);
+                group += wk;
+                y_sum[r] += wk;
+            }
+            for (int64_t k = starts[g]; k < starts[g + 1]; k++) {
+                double wk = weights[base + k];
+                if (wk == 0) continue;
+                for (int64_t i = y_rank[k] + 1; i <= n_y; i += i & (-i)) tree[i] += wk;
+            }
+            seen += group;
+            total += group;
+            x_ties += group * (group - 1.0) / 2.0;
+        }
+        double y_ties = 0.0;
+        for (int64_t r = 0; r < n_y; r++) y_ties += y_sum[r] * (y_sum[r] - 1.0) / 2.0;
+        double pairs = total * (total - 1.0) / 2.0;
+        double denominator = (pairs - x_ties) * (pairs - y_ties);
+        out[b] = denominator > 0 ? s / sqrt(denominator) : NAN;
+    }
+    return 0;
+}
+
+/* For every matrix b0 <= b < b1 and system pair i < j: how many permutations p have
+   partial[b, i, p] - partial[b, j, p] >= sys_scores[b, i] - sys_scores[b, j], all float32 (MTME's numpy) */
+static int64_t exceed_counts(const float *partial, const float *sys_scores, const int64_t *params, int64_t *out) {
+    int64_t s = params[0], n_p = params[1], b0 = params[2], b1 = params[3];
+    int64_t n_pairs = s * (s - 1) / 2;
+    for (int64_t b = b0; b < b1; b++) {
+        int64_t k = b * n_pairs;
+        for (int64_t i = 0; i < s - 1; i++) {
+            const float *row_i = partial + (b * s + i) * n_p;
+            for (int64_t j = i + 1; j < s; j++) {
+                const float *row_j = partial + (b * s + j) * n_p;
+                float test_delta = sys_scores[b * s + i] - sys_scores[b * s + j];
+                int64_t c = 0;
+                for (int64_t p = 0; p < n_p; p++) c += (float)(row_i[p] - row_j[p]) >= test_delta;
+                out[k++] = c;
+            }
+        }
+    }
+    return 0;
+}
+
+/* Pairwise agreement of every row of metric[v, s] with human[s] (MTME stats.Agreement): see
+   harness.core.meta_eval._agreement for what out holds */
+static int64_t agreement(const double *metric, const double *human, int64_t v, int64_t s, double *out) {
+    int64_t present = 0, missing = 0;
+    for (int64_t i = 0; i < s; i++) present += human[i] == human[i];
+    int64_t n_pairs = present * (present - 1) / 2;
+    for (int64_t b = 0; b < v; b++) {
+        const double *row = metric + b * s;
+        int64_t c = 0;
+        for (int64_t i = 0; i < s; i++) {
+            double hi = human[i];
+            if (hi != hi) continue;
+            double mi = row[i];
+            missing += mi != mi;
+            for (int64_t j = i + 1; j < s; j++) {
+                double hj = human[j];
+                if (hj != hj) continue;
+                double dh = hi - hj, dm = mi - row[j];
+                c += (dh == dh) & (dm == dm) & ((dh > 0) == (dm > 0)) & ((dh < 0) == (dm < 0));
+            }
+        }
+        out[v + b] = (double)c;
+        out[b] = n_pairs ? (double)c / (double)n_pairs : NAN;
+    }
+    out[2 * v] = (double)n_pairs;
+    out[2 * v + 1] = (double)missing;
+    return 0;
+}
+
+/* ================================================================================================= Python */
+
+#define MAX_ARGS 15
+
+/* The arguments of a call: 'p' = an array (an int address, or an object with the buffer protocol), 'i' = an
+   int64. Buffers are held until the call ends. */
+typedef struct {
+    void *ptr[MAX_ARGS];
+    int64_t num[MAX_ARGS];
+    Py_buffer view[MAX_ARGS];
+    int held[MAX_ARGS];
+    Py_ssize_t n;
+} Args;
+
+static void release(Args *a) {
+    for (Py_ssize_t i = 0; i < a->n; i++) {
+        if (a->held[i]) PyBuffer_Release(&a->view[i]);
+    }
+}
+
+static int parse(const char *name, const char *spec, PyObject *const *args, Py_ssize_t nargs, Args *a) {
+    Py_ssize_t want = (Py_ssize_t)strlen(spec);
+    a->n = 0;
+    if (nargs != want) {
+        PyErr_Format(PyExc_TypeError, "%s() takes %zd arguments (%zd given)", name, want, nargs);
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < nargs; i++) {
+        a->held[i] = 0;
+        a->n = i + 1;
+        if (spec[i] == 'i') {
+            a->num[i] = PyLong_AsLongLong(args[i]);
+            if (a->num[i] == -1 && PyErr_Occurred()) return -1;
+        } else if (PyLong_Check(args[i])) {
+            a->ptr[i] = PyLong_AsVoidPtr(args[i]);
+            if (a->ptr[i] == NULL && PyErr_Occurred()) return -1;
+        } else {
+            if (PyObject_GetBuffer(args[i], &a->view[i], PyBUF_SIMPLE) < 0) return -1;
+            a->held[i] = 1;
+            a->ptr[i] = a->view[i].buf;
+        }
+    }
+    return 0;
+}
+
+#define P(k, type) ((type *)a.ptr[k])
+#define N(k) (a.num[k])
+
+static PyObject *py_encode(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    Args a;
+    if (parse("encode", "ppppppppppppppp", args, nargs, &a) < 0) {
+        release(&a);
+        return NULL;
+    }
+    int64_t r;
+    Py_BEGIN_ALLOW_THREADS
+    r = encode(P(0, const uint8_t), P(1, const int64_t), P(2, const int64_t), P(3, const uint8_t),
+               P(4, const uint8_t), P(5, int64_t), P(6, int64_t), P(7, int64_t), P(8, uint32_t), P(9, int64_t),
+               P(10, int64_t), P(11, uint32_t), P(12, int64_t), P(13, int64_t), P(14, int64_t));
+    Py_END_ALLOW_THREADS
+    release(&a);
+    return PyLong_FromLongLong(r);
+}
+
+static PyObject *py_rehash(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    Args a;
+    if (parse("rehash", "pipi", args, nargs, &a) < 0) {
+        release(&a);
+        return NULL;
+    }
+    int64_t r;
+    Py_BEGIN_ALLOW_THREADS
+    r = rehash(P(0, const int64_t), N(1), P(2, int64_t), N(3));
+    Py_END_ALLOW_THREADS
+    release(&a);
+    return PyLong_FromLongLong(r);
+}
+
+static PyObject *py_count(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    Args a;
+    if (parse("count", "ppppppppppppppp", args, nargs, &a) < 0) {
+        release(&a);
+        return NULL;
+    }
+    int64_t r;
+    Py_BEGIN_ALLOW_THREADS
+    r = count(P(0, const int64_t), P(1, const int64_t), P(2, const int64_t), P(3, const int64_t),
+              P(4, const int64_t), P(5, int64_t), P(6, int64_t), P(7, int64_t), P(8, int64_t), P(9, int64_t),
+              P(10, int64_t), P(11, int64_t), P(12, int64_t), P(13, int64_t), P(14, int64_t));
+    Py_END_ALLOW_THREADS
+    release(&a);
+    return PyLong_FromLongLong(r);
+}
+
+static PyObject *py_lines_end(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    Args a;
+    if (parse("lines_end", "piii", args, nargs, &a) < 0) {
+        release(&a);
+        return NULL;
+    }
+    int64_t r;
+    /* a scan of a chunk: microseconds; the GIL is released all the same, as the other kernels */
+    Py_BEGIN_ALLOW_THREADS
+    r = lines_end(P(0, const uint8_t), N(1), N(2), N(3));
+    Py_END_ALLOW_THREADS
+    release(&a);
+    return PyLong_FromLongLong(r);
+}
+
+static PyObject *py_tau_b(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    Args a;
+    if (parse("tau_b", "ppppppp", args, nargs, &a) < 0) {
+        release(&a);
+        return NULL;
+    }
+    int64_t r;
+    Py_BEGIN_ALLOW_THREADS
+    r = tau_b(P(0, const int64_t), P(1, const int64_t), P(2, const double), P(3, const int64_t), P(4, double),
+              P(5, double), P(6, double));
+    Py_END_ALLOW_THREADS
+    release(&a);
+    return PyLong_FromLongLong(r);
+}
+
+static PyObject *py_exceed_counts(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    Args a;
+    if (parse("exceed_counts", "pppp", args, nargs, &a) < 0) {
+        release(&a);
+        return NULL;
+    }
+    int64_t r;
+    Py_BEGIN_ALLOW_THREADS
+    r = exceed_counts(P(0, const float), P(1, const float), P(2, const int64_t), P(3, int64_t));
+    Py_END_ALLOW_THREADS
+    release(&a);
+    return PyLong_FromLongLong(r);
+}
+
+static PyObject *py_agreement(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    Args a;
+    if (parse("agreement", "ppiip", args, nargs, &a) < 0) {
+        release(&a);
+        return NULL;
+    }
+    int64_t r;
+    Py_BEGIN_ALLOW_THREADS
+    r = agreement(P(0, const double), P(1, const double), N(2), N(3), P(4, double));
+    Py_END_ALLOW_THREADS
+    release(&a);
+    return PyLong_FromLongLong(r);
+}
+
+static PyMethodDef methods[] = {
+    {"encode", (PyCFunction)(void (*)(void))py_encode, METH_FASTCALL, "UTF-8 lines -> token ids (15 arguments)"},
+    {"rehash", (PyCFunction)(void (*)(void))py_rehash, METH_FASTCALL, "grow the token table"},
+    {"count", (PyCFunction)(void (*)(void))py_count, METH_FASTCALL, "clipped n-gram matches and totals"},
+    {"lines_end", (PyCFunction)(void (*)(void))py_lines_end, METH_FASTCALL, "the end of the n-th line"},
+    {"tau_b", (PyCFunction)(void (*)(void))py_tau_b, METH_FASTCALL, "resampled Kendall tau-b"},
+    {"exceed_counts", (PyCFunction)(void (*)(void))py_exceed_counts, METH_FASTCALL, "MTME permutation counts"},
+    {"agreement", (PyCFunction)(void (*)(void))py_agreement, METH_FASTCALL, "MTME pairwise agreement"},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "harness._kernels",
+    "The compiled kernels of bleu-harness (C, built at install; see harness/native.py).", -1, methods,
+};
+
+PyMODINIT_FUNC PyInit__kernels(void) { return PyModule_Create(&module); }
