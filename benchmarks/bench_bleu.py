@@ -900,7 +900,9 @@ def _task_fingerprint(spec: dict[str, Any]) -> dict[str, Any]:
     import harness.api  # noqa: F401
     import harness.cli  # noqa: F401
     import harness.core.nltk_replay  # noqa: F401
-    import harness.text._kernels  # noqa: F401
+    import harness.native  # noqa: F401
+
+    harness.native.extension()  # the compiled kernels (their .so is hashed too)
 
     files = sorted({Path(m.__file__).name: Path(m.__file__) for name, m in sys.modules.items()
                     if name.split(".")[0] == "harness" and getattr(m, "__file__", None)}.items())
