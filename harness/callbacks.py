@@ -11,7 +11,7 @@ from typing import Any
 from hydra.experimental.callback import Callback
 
 from .errors import HarnessError
-from .sinks.mlflow import configure_client, default_uri, prepare_store
+from .sinks.mlflow_store import configure_client, default_uri, prepare_store
 
 log = logging.getLogger(__name__)
 

@@ -45,7 +45,8 @@ import numpy as np
 from .arguments import OneLineParser, console_command
 from .errors import HarnessError, TrackingError
 from .job.dataset import natural_key
-from .sinks.mlflow import all_runs, check_server, configure_client, current_since, default_uri
+from .sinks.mlflow import all_runs, current_since
+from .sinks.mlflow_store import check_server, configure_client, default_uri
 
 PROG = "harness-history"
 SEGMENT_TABLE = "segment_scores.parquet"
@@ -379,7 +380,7 @@ class Artifacts:
         return self._frames[parent_id]
 
     def _verify(self, parent_id: str, path: Path, dst: Path) -> None:
-        from .job.folder import MANIFEST, sha256_of
+        from .storage.manifest import MANIFEST, sha256_of
 
         try:
             manifest = json.loads(Path(self.client.download_artifacts(parent_id, MANIFEST, str(dst))).read_text())
@@ -556,7 +557,7 @@ def plot(path: Path, info: dict[str, Any], versions: Sequence[Version]) -> Path:
     fig.tight_layout()
     import io
 
-    from .job.files import atomic_write
+    from .storage.files import atomic_write
 
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=200)

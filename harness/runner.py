@@ -29,8 +29,9 @@ from .job import figures, report
 from .job.analysis import analyse
 from .job.aside import Aside
 from .job.dataset import refset_name
-from .job.files import OutputError, atomic_write
-from .job.folder import MANIFEST, PENDING, JobFolder, verified_files
+from .storage.files import OutputError, atomic_write
+from .job.folder import PENDING, JobFolder
+from .storage.manifest import MANIFEST, verified_files
 from .job.inputs import check_selection, dataset_name, layout_of, load_inputs
 from .job.result import JobResult
 from .job.spec import JobSpec, identity_digest
@@ -107,7 +108,7 @@ def start_tracking(spec: JobSpec, experiment: str) -> TrackingError | None:
     SQLite store is a copy of a migrated template). No run is logged here; a failure is returned, for
     :func:`track` to record."""
     try:
-        from .sinks.mlflow import configure_client, prepare_store
+        from .sinks.mlflow_store import configure_client, prepare_store
 
         configure_client(spec.tracking_retries, spec.tracking_timeout, spec.verbose)
         prepare_store(str(spec.tracking_uri), experiment, spec.runs_dir)
@@ -232,7 +233,8 @@ def track(result: JobResult, tables: Mapping[str, pa.Table], status: JobFolder, 
     try:
         if startup_error is not None:
             raise startup_error
-        from .sinks.mlflow import SMALL_TABLES, build_payload, log_job, preview
+        from .sinks.mlflow import SMALL_TABLES, log_job
+        from .tracking import build_payload, preview
 
         previews = {name: preview(tab) for name, tab in tables.items() if name in SMALL_TABLES}
         payload = build_payload(result, job_key, previews)

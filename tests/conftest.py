@@ -172,7 +172,7 @@ def mlflow_server() -> MlflowServer:
 @pytest.fixture(scope="session")
 def migrated_store(tmp_path_factory) -> Path:
     """A SQLite MLflow store created and migrated once (1-2 s); tests copy it instead of migrating again."""
-    from harness.sinks.mlflow import prepare_store
+    from harness.sinks.mlflow_store import prepare_store
 
     import sqlite3
 

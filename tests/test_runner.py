@@ -14,7 +14,8 @@ import pytest
 from sacrebleu.metrics.bleu import BLEU
 
 from harness.errors import ConfigError, JobFolderError
-from harness.job.folder import MANIFEST, STATUS, verified_files
+from harness.job.folder import STATUS
+from harness.storage.manifest import MANIFEST, verified_files
 from harness.job.spec import build_spec
 from harness.job.tables import CORRELATION_COLUMNS, SEGMENT_COLUMNS, SIGNIFICANCE_COLUMNS, SYSTEM_COLUMNS
 from harness.runner import run_job
@@ -227,7 +228,7 @@ def test_an_mlflow_that_fails_to_start_keeps_the_tables_and_is_tried_once(tmp_pa
     """MLflow starts while the figures are drawn, before the folder is published: any failure there (here an
     error no store would raise) is recorded after publishing, the same way as a store that cannot be used, and
     the start is not tried again."""
-    import harness.sinks.mlflow as sink
+    from harness.sinks import mlflow as sink, mlflow_store
 
     calls = []
 
@@ -235,7 +236,8 @@ def test_an_mlflow_that_fails_to_start_keeps_the_tables_and_is_tried_once(tmp_pa
         calls.append(args)
         raise RuntimeError("mlflow is broken")
 
-    monkeypatch.setattr(sink, "prepare_store", broken)
+    for module in (sink, mlflow_store):  # the start-up and the logging each have their name for it
+        monkeypatch.setattr(module, "prepare_store", broken)
     outcome, _ = run(tmp_path, small_dataset, tracking=True, figures=True)
     assert len(calls) == 1
     assert str(outcome.tracking_error) == "MLflow could not be started (RuntimeError: mlflow is broken)"

@@ -25,7 +25,7 @@ from typing import Any, Callable, Iterator, Sequence
 import numpy as np
 
 from .aside import Aside, aside
-from .files import atomic_write, inside
+from ..storage.files import atomic_write, inside
 from .result import JobResult
 
 OKABE_ITO = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000"]

@@ -20,7 +20,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
-import hashlib
 import json
 import logging
 import os
@@ -29,19 +28,19 @@ import shutil
 import socket
 import time
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence
 
 from ..errors import JobFolderError
 from ..version import __version__
-from .files import OutputError, atomic_write, is_temporary, os_reason, pid_alive, remove_stale_temporaries
+from ..storage.files import OutputError, atomic_write, is_temporary, os_reason, pid_alive, remove_stale_temporaries
+from ..storage.manifest import MANIFEST, listed_files, read_json, sha256_of
 
 log = logging.getLogger(__name__)
 
 MARKER = ".harness-job"
 LOCK = ".harness.lock"
 STATUS = "job_status.json"
-MANIFEST = "manifest.json"
 PENDING = "tracking_pending.json"
 OUTGOING = ".harness.outgoing"  # while publishing: every file of the old generations and the new one
 _STAGING = ".staging-"
@@ -52,22 +51,6 @@ BOOKKEEPING = frozenset({MARKER, LOCK, STATUS, MANIFEST, PENDING, OUTGOING})
 def new_generation() -> str:
     """A generation id: UTC time and 6 random hex digits (``20261203T081512Z-1a2b3c``)."""
     return time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()) + "-" + secrets.token_hex(3)
-
-
-def sha256_of(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
-def _json(path: Path) -> dict[str, Any] | None:
-    try:
-        value = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return value if isinstance(value, dict) else None
 
 
 @dataclass
@@ -115,7 +98,7 @@ class JobFolder:
             os.close(fd)
             if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
                 raise OutputError(self.path / LOCK, os_reason(exc)) from None
-            holder = _json(self.path / LOCK) or {}
+            holder = read_json(self.path / LOCK) or {}
             who = (f"pid {holder.get('pid', '?')} on {holder.get('host', '?')} since "
                    f"{holder.get('started', '?')}") if holder else "another process"
             raise JobFolderError(self.path, f"another job holds this folder ({who})", holder=holder) from None
@@ -123,7 +106,7 @@ class JobFolder:
         # From here on a failure lets the folder go again: held() has not entered its try yet, so nothing else
         # would release it (a full disk here is an OutputError naming the file, not a traceback)
         try:
-            previous = _json(self.path / LOCK) or {}
+            previous = read_json(self.path / LOCK) or {}
             pid = previous.get("pid")
             if isinstance(pid, int) and pid > 0 and pid != os.getpid() \
                     and previous.get("host") == socket.gethostname() and not pid_alive(pid):
@@ -189,7 +172,7 @@ class JobFolder:
         return self.path / f"{_STAGING}{self.generation}"
 
     def write_status(self, status: str, **fields: Any) -> None:
-        previous = _json(self.path / STATUS) or {}
+        previous = read_json(self.path / STATUS) or {}
         if status == "ok":  # this generation is the published one now
             published = self.generation
         else:
@@ -213,7 +196,7 @@ class JobFolder:
             files[rel] = {"sha256": sha256_of(path), "bytes": path.stat().st_size}
         # the files of the generations being replaced: the old manifest's, and those a publish killed before it
         # wrote its manifest had noted (without them, an older generation's files would stay on for good)
-        old = {**_listed(_json(self.path / OUTGOING) or {}), **_listed(_json(self.path / MANIFEST) or {})}
+        old = {**listed_files(read_json(self.path / OUTGOING) or {}), **listed_files(read_json(self.path / MANIFEST) or {})}
         try:
             atomic_write(self.path / OUTGOING, json.dumps({"files": {**old, **files}}, indent=1) + "\n")
             (self.path / MANIFEST).unlink(missing_ok=True)
@@ -237,7 +220,7 @@ class JobFolder:
     def kept(self) -> str:
         """What a failed generation leaves usable, in words: the previous complete generation (its manifest), or
         nothing of this job."""
-        manifest = _json(self.path / MANIFEST)
+        manifest = read_json(self.path / MANIFEST)
         if manifest and isinstance(manifest.get("generation"), str):
             return f"{self.path} keeps its previous complete generation ({manifest['generation']}); nothing new"
         return f"nothing was published in {self.path}"
@@ -248,25 +231,12 @@ class JobFolder:
             shutil.rmtree(self.staging, ignore_errors=True)
 
 
-def _listed(manifest: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
-    """The file entries of a manifest, leaving out anything malformed and any name that leaves the folder."""
-    files = manifest.get("files")
-    if not isinstance(files, dict):
-        return {}
-    out = {}
-    for rel, info in files.items():
-        parts = PurePosixPath(rel).parts if isinstance(rel, str) else ()
-        if isinstance(info, dict) and parts and not PurePosixPath(rel).is_absolute() and ".." not in parts:
-            out[rel] = info
-    return out
-
-
 def read_status(folder: str | Path) -> dict[str, Any]:
     """``job_status.json`` of a job folder as it stands now: a ``running`` status whose process is gone (same host,
     its pid no longer runs; or the folder's lock is free) reads ``dead``, with the status it had as
     ``recorded_status``. Empty when there is no status."""
     folder = Path(folder)
-    record = _json(folder / STATUS) or {}
+    record = read_json(folder / STATUS) or {}
     if record.get("status") != "running":
         return record
     pid = record.get("pid")
@@ -282,37 +252,3 @@ def read_status(folder: str | Path) -> dict[str, Any]:
             finally:
                 os.close(fd)
     return {**record, "status": "dead", "recorded_status": "running"} if gone else record
-
-
-def verified_files(folder: str | Path) -> dict[str, Path]:
-    """The files of a job folder that can be trusted: those ``manifest.json`` lists, with the size and SHA-256 it
-    records. The manifest is removed before a generation's files are moved in and written after, so while it
-    exists it describes the files on disk; empty when the folder holds no complete generation (a damaged manifest
-    trusts nothing, never raises)."""
-    folder = Path(folder)
-    out = {}
-    for rel, info in _listed(_json(folder / MANIFEST) or {}).items():
-        path = folder / rel
-        try:
-            if path.is_file() and path.stat().st_size == info.get("bytes") and sha256_of(path) == info.get("sha256"):
-                out[rel] = path
-        except OSError:
-            continue
-    return out
-
-
-def verified_bytes(folder: str | Path, rel: str) -> bytes | None:
-    """The content of one file of a job folder if ``manifest.json`` lists it with this size and SHA-256, else
-    None. Read once and checked in memory, so what the caller gets is what was checked (a generation published
-    between a check and a second read could otherwise slip in), and no other file of the folder is hashed."""
-    folder = Path(folder)
-    info = _listed(_json(folder / MANIFEST) or {}).get(rel)
-    if info is None:
-        return None
-    try:
-        data = (folder / rel).read_bytes()
-    except OSError:
-        return None
-    if len(data) != info.get("bytes") or hashlib.sha256(data).hexdigest() != info.get("sha256"):
-        return None
-    return data

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ..job.comparison import ComparisonResult, comparison_tables, table_files, table_metadata
 from ..job.comparison_page import render_page
-from ..job.files import atomic_write
+from ..storage.files import atomic_write
 from .parquet import write_table
 
 

@@ -1,6 +1,6 @@
 """Parquet tables: the system of record (MLflow is the index).
 
-Each table is one file, written atomically (:func:`harness.job.files.atomic_write`) into the job's staging
+Each table is one file, written atomically (:func:`harness.storage.files.atomic_write`) into the job's staging
 folder; the job folder publishes them together (:mod:`harness.job.folder`). The schema metadata records the
 harness version, the resolved config, the signatures and the input hashes.
 """
@@ -15,8 +15,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ..errors import InputError
-from ..job.files import atomic_write
-from ..job.folder import verified_bytes
+from ..storage.files import atomic_write
+from ..storage.manifest import verified_bytes
 from ..version import __version__
 
 

@@ -10,7 +10,7 @@ import json
 import pandas as pd
 import pytest
 
-from harness.job.folder import verified_files
+from harness.storage.manifest import verified_files
 from harness.sinks.parquet import read_metadata
 
 from support import DEMO, harness_here, job_folder, make_dataset, run_harness, sacrebleu_score

@@ -18,7 +18,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from harness.job.folder import MANIFEST, STATUS, verified_files
+from harness.job.folder import STATUS
+
+from harness.storage.manifest import MANIFEST, verified_files
 
 from support import executable, harness_here, job_folder, make_dataset, read_lines, write_lines
 

@@ -86,7 +86,7 @@ def test_variant_names_are_plain_names(tmp_path):
 
 
 def test_every_output_path_is_checked_to_lie_under_its_root(tmp_path):
-    from harness.job.files import OutputError, inside
+    from harness.storage.files import OutputError, inside
 
     assert inside(tmp_path, "bleu_vs_human_mqm.png") == tmp_path / "bleu_vs_human_mqm.png"
     assert inside(tmp_path, "compare/page.html") == tmp_path / "compare" / "page.html"

@@ -1,4 +1,4 @@
-"""The one atomic writer (harness.job.files): permissions from the umask in force, unique temporary names that name
+"""The one atomic writer (harness.storage.files): permissions from the umask in force, unique temporary names that name
 their writer, nothing partial left by a failure (a read-only or full file system for real, a writer that raises),
 and the clean-up of what dead writers left."""
 
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.job.files import OutputError, atomic_write, host_tag, remove_stale_temporaries, temporary_name
+from harness.storage.files import OutputError, atomic_write, host_tag, remove_stale_temporaries, temporary_name
 
 _MS_RDONLY, _MS_REMOUNT, _MNT_DETACH = 1, 32, 2
 

@@ -19,8 +19,9 @@ from pathlib import Path
 import pytest
 
 from harness.errors import JobFolderError
-from harness.job.files import OutputError, host_tag
-from harness.job.folder import LOCK, MANIFEST, MARKER, STATUS, JobFolder, verified_bytes, verified_files
+from harness.storage.files import OutputError, host_tag
+from harness.job.folder import LOCK, MARKER, STATUS, JobFolder
+from harness.storage.manifest import MANIFEST, verified_bytes, verified_files
 from harness.version import __version__
 
 HOST = socket.gethostname()
@@ -152,7 +153,7 @@ def test_a_held_folder_is_refused_naming_the_holder(job):
 _CHILD = """
 import sys, time
 from pathlib import Path
-from harness.job.files import atomic_write
+from harness.storage.files import atomic_write
 from harness.job.folder import JobFolder
 job = JobFolder(Path(sys.argv[1]), job="exp/job")
 job.lock()

@@ -20,8 +20,9 @@ from harness.job.inputs import layout_of, load_inputs
 from harness.job.spec import build_spec, identity_digest
 from harness.job.statistics import StatisticsCache, compute_statistics
 from harness.job.tables import build_tables
-from harness.sinks.mlflow import (EXPERIMENT_KIND, SMALL_TABLES, build_payload, key_part, settle_records,
-                                  log_job, mark_dead_parents, run_name, version_step)
+from harness.sinks.mlflow import SMALL_TABLES, key_part, log_job, mark_dead_parents, run_name, settle_records, version_step
+from harness.sinks.mlflow_store import EXPERIMENT_KIND
+from harness.tracking import build_payload
 from harness.sinks.parquet import write_table
 
 from support import base_config, read_lines, write_lines
@@ -194,7 +195,7 @@ def test_an_experiment_made_elsewhere_gets_the_kind_tag(runs_with_store):
     UI opens on its runs."""
     from mlflow.tracking import MlflowClient
 
-    from harness.sinks.mlflow import prepare_store
+    from harness.sinks.mlflow_store import prepare_store
 
     client = MlflowClient(store(runs_with_store))
     made = client.create_experiment("by-hand")
@@ -255,7 +256,7 @@ def test_a_failure_while_logging_marks_what_was_created(job, runs_with_store, ex
 def test_parents_of_dead_processes_are_marked_killed(runs_with_store):
     from mlflow.tracking import MlflowClient
 
-    from harness.sinks.mlflow import prepare_store
+    from harness.sinks.mlflow_store import prepare_store
 
     uri = store(runs_with_store)
     exp = prepare_store(uri, EXPERIMENT, runs_with_store)
@@ -318,7 +319,7 @@ def test_parent_metrics_name_mt_only_when_every_system_is_mt(job):
     systems are the MT-only ones too."""
     from dataclasses import replace
 
-    from harness.sinks.mlflow import parent_metrics
+    from harness.tracking import parent_metrics
 
     result = job["result"]
     with_human = parent_metrics(result)
@@ -382,7 +383,7 @@ def test_a_new_store_is_seeded_from_the_template_mlflow_made(tmp_path, monkeypat
     migration, and holds exactly what the first one holds."""
     import mlflow.store.db.utils as db_utils
 
-    from harness.sinks.mlflow import prepare_store, store_template
+    from harness.sinks.mlflow_store import prepare_store, store_template
 
     monkeypatch.chdir(tmp_path)  # MLflow's Default experiment points into the working directory
     first = tmp_path / "runs" / "mlflow.db"
@@ -413,7 +414,7 @@ def test_a_planted_or_damaged_template_is_never_used(tmp_path, monkeypatch, migr
     import contextlib
     import sqlite3
 
-    from harness.sinks.mlflow import _client, _trusted, prepare_store, store_template
+    from harness.sinks.mlflow_store import _client, _trusted, prepare_store, store_template
 
     def sql(*statements):
         with contextlib.closing(sqlite3.connect(template)) as con:
@@ -501,7 +502,7 @@ def test_runs_in_bulk_are_the_rows_mlflow_writes(job, tmp_path, migrated_store, 
     import shutil
 
     import harness.sinks.sqlite_runs as bulk
-    from harness.sinks.mlflow import _client
+    from harness.sinks.mlflow_store import _client
 
     stores = {}
     for way in ("bulk", "api"):
@@ -565,6 +566,7 @@ def test_two_identical_jobs_finishing_together_leave_one_record(job, runs_with_s
     import threading
 
     import harness.sinks.mlflow as sink
+    from harness.sinks import mlflow_store
 
     both_checked, both_logged = threading.Barrier(2, timeout=60), threading.Barrier(2, timeout=60)
     real_complete, real_settle = sink.complete_record, sink.settle_records
@@ -594,7 +596,7 @@ def test_two_identical_jobs_finishing_together_leave_one_record(job, runs_with_s
     for t in threads:
         t.join(120)
     assert set(logged) == {0, 1}
-    client = sink._client(uri)
+    client = mlflow_store._client(uri)
     parents = [r for r in sink.all_runs(client, logged[0].experiment_id, f"tags.`harness.job_key` = '{job['key']}'")
                if "mlflow.parentRunId" not in r.data.tags]
     assert len(parents) == 1 and parents[0].info.status == "FINISHED"

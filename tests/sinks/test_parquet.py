@@ -11,8 +11,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from harness.errors import InputError
-from harness.job.files import OutputError
-from harness.job.folder import MANIFEST, JobFolder
+from harness.storage.files import OutputError
+from harness.job.folder import JobFolder
+from harness.storage.manifest import MANIFEST
 from harness.sinks.parquet import read_metadata, read_table, write_table
 from harness.version import __version__
 
