@@ -8,7 +8,8 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from .core.bleu import BleuScore, corpus_score
-from .core.options import make_options
+from .core.options import BleuOptions, make_options
+from .core.profiles import get_profile
 from .core.stats import SegmentStats
 from .text.pipeline import segment_statistics
 
@@ -46,6 +47,6 @@ def sentence_bleu(hypothesis: str, references: Sequence[str], **options: Any) ->
             raise TypeError(f"references[{k}] is {type(ref).__name__}, expected str")
     if not refs:
         raise ValueError("references: at least one reference is needed")
-    options.setdefault("effective_order", options.get("profile", "sacrebleu") == "sacrebleu")
+    options.setdefault("effective_order", get_profile(options.get("profile", BleuOptions.profile)).effective_order)
     opts = make_options(**options)
     return corpus_score(segment_statistics([hypothesis], [[r] for r in refs], opts), opts)

@@ -12,7 +12,9 @@ import atexit
 import gc
 from typing import Any, Callable, TypeVar
 
-from .core.options import NLTK_METHODS, PROFILES, REF_LENGTH_RULES, TOKENIZERS, BleuOptions, make_options
+from .core.options import TOKENIZERS, BleuOptions, make_options
+from .core.profiles import NLTK_METHODS, PROFILES
+from .core.stats import REF_LENGTH_RULES
 
 
 T = TypeVar("T")

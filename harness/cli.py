@@ -25,6 +25,7 @@ from typing import Any, Sequence
 
 from .core.bleu import BleuScore, corpus_score, segment_score, sentence_scores
 from .core.options import BleuOptions
+from .core.profiles import get_profile
 from .core.resampling import MAX_SEED
 from .core.signature import signature, split_signature
 from .core.stats import SegmentStats
@@ -345,8 +346,8 @@ def format_paired_text(results: Sequence[Any], width: int = 2, signature: str | 
 def run(argv: Sequence[str] | None = None) -> str:
     """Parse ``argv``, score, and return the text to print (raises :class:`HarnessError` on bad input)."""
     args = build_parser().parse_args(argv)
-    # sacrebleu's --sentence-level forces effective order
-    opts = bleu_options(args, effective_order=args.sentence_level and args.profile == "sacrebleu")
+    # sacrebleu's --sentence-level forces effective order (in the profiles that have it: sacrebleu's)
+    opts = bleu_options(args, effective_order=args.sentence_level and get_profile(args.profile).effective_order)
     paired = args.paired_bs or args.paired_ar
     if args.sentence_level and (paired or args.confidence):
         raise ConfigError("sentence_level", "statistical tests and confidence intervals are corpus-level; drop "

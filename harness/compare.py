@@ -149,10 +149,9 @@ class Outcome:
 
 def execute(args: argparse.Namespace) -> Outcome:
     """Read, compare, write the page and the tables (raises :class:`HarnessError` on bad input)."""
-    from .job.comparison import compare_job, page_name, word_counts
+    from .job.comparison import ComparisonRequest, compare, page_contents, page_name, table_files
     from .job.dataset import refset_name
-    from .sinks.pages import write_comparison
-    from .text.pipeline import systems_statistics
+    from .sinks.pages import write_page
     from .text.tokenizers import check_usable
 
     opts = bleu_options(args)
@@ -160,29 +159,22 @@ def execute(args: argparse.Namespace) -> Outcome:
     inputs = dataset_inputs(args) if args.dataset else files_inputs(args)
     for warning in inputs.warnings:
         print(f"{PROG}: warning: {warning}", file=sys.stderr)
-    train = train_name = None
-    if args.train:
-        corpus = read_text(args.train)
-        train, train_name = word_counts(corpus.lines, opts), corpus.path.name
+    train = read_text(args.train) if args.train else None
     page = Path(args.output) if args.output else Path(page_name(inputs.label_a, inputs.label_b))
     if page.suffix.lower() not in (".html", ".htm"):
         raise ConfigError("output", f"the page must be an .html file, got {str(page)!r}", got=str(page))
-    from .job.comparison import table_files
-
-    read = {t.path.resolve() for t in (inputs.text_a, inputs.text_b, *inputs.refs, inputs.source) if t is not None}
+    read = {t.path.resolve() for t in (inputs.text_a, inputs.text_b, *inputs.refs, inputs.source, train)
+            if t is not None}
     for out in [page, *(page.with_name(f) for f in table_files(page.name).values())]:
         if out.resolve() in read:
             raise ConfigError("output", f"{out} is an input of this comparison; it would be overwritten",
                               got=str(page))
-    stats_a, stats_b = systems_statistics([inputs.text_a.lines, inputs.text_b.lines],
-                                          [r.lines for r in inputs.refs], opts)
-    result = compare_job(stats_a, stats_b, inputs.text_a, inputs.text_b, inputs.refs, inputs.source, inputs.human,
-                         opts, seed=args.seed, n_samples=args.n_samples, label_a=inputs.label_a,
-                         label_b=inputs.label_b, train_counts=train,
-                         train_name=train_name or "training corpus", top=args.top, n_examples=args.examples,
-                         dataset=inputs.dataset, refset=refset_name([r.name for r in inputs.refs]),
-                         human_name=inputs.human_title)
-    files = write_comparison(result, page)
+    result = compare(ComparisonRequest.of_files(
+        inputs.text_a, inputs.text_b, inputs.refs, opts, labels=(inputs.label_a, inputs.label_b),
+        source=inputs.source, human=inputs.human, human_name=inputs.human_title, train=train, seed=args.seed,
+        n_samples=args.n_samples, top=args.top, n_examples=args.examples, dataset=inputs.dataset,
+        refset=refset_name([r.name for r in inputs.refs])))
+    files = write_page(page, *page_contents(result, page))
     return Outcome(result, files.pop("page"), files)
 
 

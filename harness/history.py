@@ -609,7 +609,8 @@ def build_parser() -> argparse.ArgumentParser:
 def history(args: argparse.Namespace) -> tuple[dict[str, Any], list[Version]]:
     """Collect, check and test: the header info and the versions, in order."""
     from .core.bleu import score_fn
-    from .core.options import get_profile, make_options
+    from .core.options import make_options
+    from .core.profiles import get_profile
     from .core.signature import parse_signature
     from .core.significance import DEFAULT_SAMPLES, TEST_NAMES
     from .errors import ConfigError
@@ -655,11 +656,10 @@ def compare_last(args: argparse.Namespace, info: dict[str, Any], versions: Seque
     ones MLflow recorded (same SHA-256)."""
     from .core.options import make_options
     from .core.signature import parse_signature
-    from .job.comparison import compare_job, page_name
+    from .job.comparison import DEFAULT_SAMPLES, ComparisonRequest, compare, page_contents, page_name
     from .job.dataset import read_layout, refset_name
     from .job.inputs import pair_inputs
-    from .sinks.pages import write_comparison
-    from .text.pipeline import systems_statistics
+    from .sinks.pages import write_page
 
     if len(versions) < 2:
         raise HistoryError(f"--compare needs two versions of {info['system']}; found {len(versions)}")
@@ -682,13 +682,12 @@ def compare_last(args: argparse.Namespace, info: dict[str, Any], versions: Seque
             raise HistoryError(f"{ref.path} changed since the versions were scored (SHA-256 {ref.sha256[:12]} now, "
                                f"{str(recorded)[:12]} recorded)")
     opts = make_options(**parse_signature(info["signature"])["options"])
-    stats_a, stats_b = systems_statistics([pair.text_a.lines, pair.text_b.lines], [r.lines for r in pair.refs], opts)
-    result = compare_job(stats_a, stats_b, pair.text_a, pair.text_b, pair.refs, pair.source, pair.human, opts,
-                         seed=args.seed, n_samples=args.n_samples or 1000, label_a=stems[0], label_b=stems[1],
-                         dataset=pair.dataset, refset=refset_name([r.name for r in pair.refs]),
-                         variant=info["variant"], human_name=pair.human_title)
+    result = compare(ComparisonRequest.of_files(
+        pair.text_a, pair.text_b, pair.refs, opts, labels=(stems[0], stems[1]), source=pair.source, human=pair.human,
+        human_name=pair.human_title, seed=args.seed, n_samples=args.n_samples or DEFAULT_SAMPLES,
+        dataset=pair.dataset, refset=refset_name([r.name for r in pair.refs]), variant=info["variant"]))
     page = Path(args.compare) if args.compare else Path(page_name(stems[0], stems[1]))
-    return write_comparison(result, page)["page"]
+    return write_page(page, *page_contents(result, page))["page"]
 
 
 def gate(info: dict[str, Any], versions: Sequence[Version]) -> str | None:

@@ -72,11 +72,12 @@ def _explicit_inputs(spec: JobSpec) -> list[Path]:
 
 def write_pairs(result: JobResult, staging: Path) -> None:
     """``compare=[[A, B], ...]``: each pair's page and tables into ``compare/`` of the staging folder."""
-    from .job.comparison import page_name
-    from .sinks.pages import write_comparison
+    from .job.comparison import page_contents, page_name
+    from .sinks.pages import write_page
 
     for pair in result.pairs:
-        write_comparison(pair, staging / report.PAIRS_FOLDER / page_name(pair.a.label, pair.b.label))
+        page = staging / report.PAIRS_FOLDER / page_name(pair.a.label, pair.b.label)
+        write_page(page, *page_contents(pair, page))
 
 
 def write_tables(result: JobResult, staging: Path, config_yaml: str, drawing: Aside | None = None

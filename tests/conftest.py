@@ -13,8 +13,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
@@ -92,9 +90,9 @@ def native_on() -> None:
 @pytest.fixture(scope="module")
 def text_kernels(native_on):
     """The compiled text kernels (see :func:`native_on`)."""
-    from harness.text import native
+    from harness.text import kernels
 
-    kern = native.kernels()
+    kern = kernels.loaded()
     if kern is None:
         pytest.fail("the compiled text kernels were not built or do not load (the warning above says why)",
                     pytrace=False)

@@ -19,7 +19,8 @@ from sacrebleu.metrics.bleu import BLEU
 
 import harness
 from harness.core.bleu import corpus_score, sentence_scores
-from harness.core.options import get_profile, make_options
+from harness.core.options import make_options
+from harness.core.profiles import get_profile
 from harness.core.signature import parse_signature, signature
 from harness.text.pipeline import PreparedReferences
 

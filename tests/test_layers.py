@@ -11,9 +11,11 @@ from support import REPO, executable
 
 
 def test_import_contracts_are_kept():
+    tomllib = pytest.importorskip("tomllib")  # Python >= 3.11
+    contracts = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]
     proc = subprocess.run([executable("lint-imports"), "--no-cache"], cwd=REPO, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "3 kept, 0 broken" in proc.stdout
+    assert f"{len(contracts)} kept, 0 broken" in proc.stdout
 
 
 def test_every_package_of_the_tree_is_declared():

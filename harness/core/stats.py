@@ -22,9 +22,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..errors import ConfigError
-from .options import REF_LENGTH_RULES
-
 RefLengthRule = Literal["closest", "shortest", "average"]
+#: How the reference length of a segment with several references is chosen.
+REF_LENGTH_RULES: tuple[str, ...] = ("closest", "shortest", "average")
 
 
 @dataclass(frozen=True)

@@ -30,10 +30,9 @@ from ..core.correlation import (
     segment_level,
     system_level_subsets,
 )
-from ..core.options import get_profile
+from ..core.profiles import get_profile
 from ..core.significance import all_pairs, block_protocol, bootstrap_ci, holm, holm_samples, significance_clusters
-from ..text.pipeline import systems_statistics
-from .comparison import ComparisonResult, compare_job
+from .comparison import ComparisonRequest, ComparisonResult, compare
 from .dataset import refset_name
 from .human import HumanScores
 from .inputs import Inputs, comparison_pairs
@@ -297,11 +296,11 @@ def primary_variant(spec: JobSpec) -> Any:
 
 
 def pair_comparisons(spec: JobSpec, inputs: Inputs, cells: Sequence[Cell]) -> list[ComparisonResult]:
-    """``compare=[[A, B], ...]``: where each pair differs (:func:`~harness.job.comparison.compare_job`), under the
+    """``compare=[[A, B], ...]``: where each pair differs (:func:`~harness.job.comparison.compare`), under the
     primary variant against the largest reference set (less either system if it is a reference), with the first
-    kind of human scores that has segment scores. The statistics are the job's when both systems were scored
-    against exactly those references; otherwise (a human translation that is a reference) the two systems are
-    counted against the common references here."""
+    kind of human scores that has segment scores. The comparison counts both texts itself; where the job scored
+    both systems against exactly those references (not when one of them is a reference, compared against the
+    others), the job's statistics are checked against its counts."""
     if not spec.compare:
         return []
     variant = primary_variant(spec)
@@ -315,15 +314,12 @@ def pair_comparisons(spec: JobSpec, inputs: Inputs, cells: Sequence[Cell]) -> li
     for a, b, refs in comparison_pairs(spec, [(s.label, s.name) for s in inputs.systems], inputs.full_refset,
                                        where):
         ca, cb = by_key[(a, full, variant.name)], by_key[(b, full, variant.name)]
-        if ca.refs_used == refs and cb.refs_used == refs:
-            stats_a, stats_b = ca.stats, cb.stats
-        else:
-            stats_a, stats_b = systems_statistics([systems[a].text.lines, systems[b].text.lines],
-                                                  [inputs.refs[r].lines for r in refs], variant.options)
-        out.append(compare_job(stats_a, stats_b, systems[a].text, systems[b].text, [inputs.refs[r] for r in refs],
-                               inputs.source, human, variant.options, seed=spec.seed, n_samples=samples,
-                               label_a=a, label_b=b, dataset=inputs.dataset, refset=refset_name(refs),
-                               variant=variant.name, sentence_opts=variant.sentence))
+        given = (ca.stats, cb.stats) if ca.refs_used == refs and cb.refs_used == refs else None
+        out.append(compare(ComparisonRequest.of_files(
+            systems[a].text, systems[b].text, [inputs.refs[r] for r in refs], variant.options, labels=(a, b),
+            source=inputs.source, human=human, statistics=given, seed=spec.seed, n_samples=samples,
+            dataset=inputs.dataset, refset=refset_name(refs), variant=variant.name,
+            sentence_options=variant.sentence)))
     return out
 
 

@@ -12,10 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from ..core.options import get_profile
+from ..core.profiles import get_profile
 from ..errors import ConfigError, InputError
 from ..text.reading import TextFile, check_parallel, read_text, safe_name
-from .comparison import choose_pair
 from .dataset import DatasetLayout, checked_name, choose_refs, choose_systems, load_dataset, read_layout, refset_name
 from .human import HumanScores, read_human_tsv
 from .seg_map import SegMap
@@ -121,6 +120,36 @@ def check_selection(spec: JobSpec, layout: DatasetLayout | None) -> None:
             systems.append((spec.system.label, spec.system.name))
         full = refs if spec.refset_paths else max(parse_refsets(spec.refsets, refs), key=len)
         comparison_pairs(spec, systems, tuple(full), str(layout.root / "systems"))
+
+
+def choose_pair(items: Sequence[str], systems: Sequence[tuple[str, str]], where: str,
+                key: str = "systems") -> tuple[str, str]:
+    """The two systems to compare: ``[A, B]`` (each ``NAME@VERSION``, or ``NAME`` when it has one version), or
+    ``[NAME]`` for the last two versions of ``NAME``. ``systems``: the ``(label, name)`` of every system there is,
+    versions in their order (natural order of ``systems/NAME@VERSION.txt``); ``where`` names them in errors and
+    ``key`` is the option that asked."""
+    labels = [label for label, _ in systems]
+    if len(items) == 1:
+        versions = [label for label, name in systems if name == items[0]]
+        if len(versions) < 2:
+            raise ConfigError(key, f"{items[0]!r} has {len(versions)} version(s) in {where}; one NAME compares its "
+                              "last two versions (systems/NAME@VERSION.txt), else give two systems", labels,
+                              got=items[0])
+        return versions[-2], versions[-1]
+    if len(items) != 2:
+        raise ConfigError(key, f"expected two systems (A B) or one NAME with versions, got {len(items)}", labels)
+    out = []
+    for item in items:
+        if item in labels:
+            out.append(item)
+            continue
+        versions = [label for label, name in systems if name == item]
+        if versions:
+            raise ConfigError(key, f"{item!r} has several versions; name one (NAME@VERSION)", versions, got=item)
+        raise ConfigError(key, f"unknown system {item!r} in {where}", labels, got=item)
+    if out[0] == out[1]:
+        raise ConfigError(key, f"{out[0]!r} is given twice; a system cannot be compared with itself")
+    return out[0], out[1]
 
 
 def comparison_pairs(spec: JobSpec, systems: Sequence[tuple[str, str]], full_refset: tuple[str, ...],
@@ -279,4 +308,3 @@ def pair_inputs(layout: DatasetLayout, items: Sequence[str], refs: Sequence[str]
     title = next((k.title for k in layout.human_kinds if chosen and k.name == chosen[0]), None)
     return PairInputs(stem_a, stem_b, by_stem[stem_a], by_stem[stem_b], tuple(ds.refs[r] for r in used), ds.source,
                       scores, title or (chosen[0] if chosen else None), ds.name, tuple(ds.warnings))
-

@@ -19,7 +19,7 @@ import numpy as np
 from ..core import meta_eval as mtme
 from ..core.bleu import score_fn, stack
 from ..core.correlation import Correlation
-from ..core.options import get_profile
+from ..core.profiles import get_profile
 from ..core.significance import Comparison
 from .dataset import refset_name
 from .human import HumanScores

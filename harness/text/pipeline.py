@@ -21,12 +21,13 @@ from ..core.options import BleuOptions, orders_needed
 from ..core.stats import SegmentStats
 from . import token_ids
 from .counting import (
-    EncodedReferences,
     count_statistics,
+    encode_hypotheses,
     encode_references,
     tokens_of_text,
     use_compiled,
 )
+from .encoded import EncodedReferences
 from .reading import (
     DEFAULT_MAX_EMPTY_SHARE,
     LineChunks,
@@ -313,17 +314,8 @@ def systems_statistics(systems: Sequence[Sequence[str]], references: Sequence[Se
     """Per-segment statistics of several hypothesis streams against the same references (orders ``1..order``,
     default the options' order): one :class:`SegmentStats` per system, inputs validated as by the API.
     ``chunk``: the most segments per chunk."""
-    if not systems:
-        raise ValueError("no hypothesis streams to score")
-    hyps = [check_hypotheses(h, "hypotheses" if len(systems) == 1 else f"hypotheses of system {k}")
-            for k, h in enumerate(systems)]
+    hyps, refs = check_systems(systems, references)
     n = len(hyps[0])
-    if not n:
-        raise ValueError("hypotheses: no segments to score")
-    for k, h in enumerate(hyps):
-        if len(h) != n:
-            raise ValueError(f"system {k} has {len(h)} segments but system 0 has {n}")
-    refs = check_references(references, n)
     order = order or orders_needed(opts)
     chars = sum(map(len, hyps[0]))
     use = decide_compiled(chars * (len(hyps) + len(refs)), compiled)
@@ -342,11 +334,76 @@ def systems_statistics(systems: Sequence[Sequence[str]], references: Sequence[Se
     return [SegmentStats.concat(p) for p in parts]
 
 
+def check_systems(systems: Sequence[Sequence[str]], references: Sequence[Sequence[str | None]]
+                  ) -> tuple[list[list[str]], list[list[str | None]]]:
+    """Several hypothesis streams of one length (at least one segment) and their reference streams, validated as
+    by the API (:func:`check_hypotheses`, :func:`check_references`)."""
+    if not systems:
+        raise ValueError("no hypothesis streams to score")
+    hyps = [check_hypotheses(h, "hypotheses" if len(systems) == 1 else f"hypotheses of system {k}")
+            for k, h in enumerate(systems)]
+    n = len(hyps[0])
+    if not n:
+        raise ValueError("hypotheses: no segments to score")
+    for k, h in enumerate(hyps):
+        if len(h) != n:
+            raise ValueError(f"system {k} has {len(h)} segments but system 0 has {n}")
+    return hyps, check_references(references, n)
+
+
 def segment_statistics(hypotheses: Sequence[str], references: Sequence[Sequence[str | None]],
                        opts: BleuOptions, order: int | None = None, chunk: int = CHUNK_SEGMENTS,
                        compiled: bool | None = None) -> SegmentStats:
     """Validated inputs -> per-segment statistics of one system (see :func:`systems_statistics`)."""
     return systems_statistics([hypotheses], references, opts, order, chunk, compiled)[0]
+
+
+# --------------------------------------------------------------------------------------------------------------
+# one vocabulary for every stream (counts that name their n-grams: the comparison of two systems)
+# --------------------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class EncodedCorpus:
+    """Hypothesis streams and their references encoded with one vocabulary: the references' tokens first, then
+    every new token of the systems (so every n-gram of every stream has a text, :meth:`words`). ``systems[k]``:
+    ``(ids, offsets)`` of system ``k``, the token ids of segment ``i`` being ``ids[offsets[i]:offsets[i+1]]``."""
+
+    references: EncodedReferences
+    systems: tuple[tuple[NDArray[np.int64], NDArray[np.int64]], ...]
+
+    def words(self, ids: Sequence[int]) -> list[str]:
+        """The tokens of these ids."""
+        vocab = self.references.vocab
+        if isinstance(vocab, token_ids.TokenTable):
+            return [vocab.token(int(i)) for i in ids]
+        names = _names_of(vocab)
+        return [names[int(i)] for i in ids]
+
+
+def _names_of(vocab: dict[str, int]) -> list[str]:
+    names = [""] * len(vocab)
+    for word, index in vocab.items():
+        names[index] = word
+    return names
+
+
+def encode_corpus(systems: Sequence[Sequence[str]], references: Sequence[Sequence[str | None]], opts: BleuOptions,
+                  compiled: bool | None = None) -> EncodedCorpus:
+    """Systems and references (validated as by the API) cased, tokenized and encoded as for their statistics
+    (the same tokens on either path), in one vocabulary and one piece: the input of
+    :func:`.counting.count_grams`, whose per-segment sums are the statistics :func:`systems_statistics` gives."""
+    hyps, refs = check_systems(systems, references)
+    chars = sum(map(len, hyps[0]))
+    use = decide_compiled(chars * (len(hyps) + len(refs)), compiled)
+    if token_ids.usable(opts, use):
+        table = token_ids.TokenTable.empty(chars // 12 + 16)
+        encoded = token_ids.encode_references(refs, opts, table)
+        streams = [token_ids.encode_lines(h, opts, table, insert=True) for h in hyps]
+        return EncodedCorpus(encoded, tuple(streams))
+    encoded = encode_chunk(refs, opts, False)
+    return EncodedCorpus(encoded, tuple(encode_hypotheses(case_and_tokenize(h, opts), encoded.vocab, insert=True)
+                                        for h in hyps))
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -438,9 +495,9 @@ def _stream(references: Sequence[Source], hypotheses: Sequence[Source], opts: Bl
             strict: bool, max_empty_share: float, chunk: int | None, block: int) -> FileStatistics:
     """The compiled path over files read in chunks; :class:`NotStreamable` for anything the whole-file reading
     must see (errors, stray carriage returns, line counts that differ)."""
-    from . import native
+    from . import kernels
 
-    kern = native.kernels()
+    kern = kernels.loaded()
     if kern is None:
         raise NotStreamable("no compiled kernels")
     sources = [*references, *hypotheses]

@@ -15,8 +15,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..core.options import BleuOptions
-from . import native
-from .counting import EncodedReferences
+from . import kernels
+from .encoded import EncodedReferences
 
 # Two kinds of input:
 # - strings (the Python API): the lines of a chunk are joined with LF (one ``str.join``), cased with one
@@ -64,7 +64,7 @@ class IrregularText(Exception):
 def usable(opts: BleuOptions, compiled: bool) -> bool:
     """Whether ``opts`` take this path when the work is large enough to compile (``compiled``): a supported
     tokenizer, and kernels that load on this machine."""
-    return compiled and str(opts.tokenize) in SUPPORTED and native.kernels() is not None
+    return compiled and str(opts.tokenize) in SUPPORTED and kernels.loaded() is not None
 
 
 # ---------------------------------------------------------------------------------------------- class table
@@ -246,7 +246,7 @@ class TokenTable:
             while 2 * (self.n_vocab + new_tokens) > size:
                 size *= 2
             out = np.full(2 * size, -1, np.int64)
-            kern = native.kernels()
+            kern = kernels.loaded()
             assert kern is not None
             kern.rehash(_address(self.slots), self.size, _address(out), size)
             self.slots = out
@@ -382,7 +382,7 @@ def encode_text(text: Text, opts: BleuOptions, table: TokenTable, insert: bool, 
     :func:`.reading.parse_text` does (raises :class:`IrregularText`). ``reuse``: write the ids into this thread's
     buffer of that name (valid until the thread's next call with the same name: for chunks that are dropped
     right away; allocating per chunk would leave the freed memory scattered over the threads' heaps)."""
-    kern = native.kernels()
+    kern = kernels.loaded()
     if kern is None:
         raise RuntimeError("the compiled text kernels are not available")
     name = str(opts.tokenize)
@@ -442,7 +442,7 @@ def encode_lines(lines: Sequence[str], opts: BleuOptions, table: TokenTable, ins
 
 def references_of(encoded: Encoded, n_refs: int, n_lines: int, table: TokenTable,
                   absent: NDArray[np.uint8] | None = None) -> EncodedReferences:
-    """The :class:`.counting.EncodedReferences` (stream-major) of references encoded in one call."""
+    """The :class:`.encoded.EncodedReferences` (stream-major) of references encoded in one call."""
     lengths = np.diff(encoded.offsets).reshape(n_refs, n_lines).T.copy()
     if absent is not None:
         lengths[(absent.reshape(n_refs, n_lines).T & LF_ABSENT) != 0] = -1
@@ -451,7 +451,7 @@ def references_of(encoded: Encoded, n_refs: int, n_lines: int, table: TokenTable
 
 def encode_references(streams: Sequence[Sequence[str | None]], opts: BleuOptions,
                       table: TokenTable | None = None, reuse: bool = False) -> EncodedReferences:
-    """Reference streams (``streams[k][i]``, ``None`` = absent) -> :class:`.counting.EncodedReferences` with a
+    """Reference streams (``streams[k][i]``, ``None`` = absent) -> :class:`.encoded.EncodedReferences` with a
     :class:`TokenTable` as vocabulary (stream-major layout)."""
     n = len(streams[0])
     table = TokenTable.empty(sum(len(line) for line in streams[0] if line) // 12 + 16) if table is None else table
@@ -484,7 +484,7 @@ def count_ids(h_ids: NDArray[np.int64], h_off: NDArray[np.int64], references: En
               ) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
     """``(matches, totals)`` ``[n, max_order]`` of hypothesis ids against encoded references, with the compiled
     kernel (either layout of the references)."""
-    kern = native.kernels()
+    kern = kernels.loaded()
     if kern is None:
         raise RuntimeError("the compiled text kernels are not available")
     n = h_off.shape[0] - 1
@@ -516,7 +516,7 @@ def kernel_info() -> dict[str, Any]:
     """Whether the kernels are in use in this process and where from (for the benchmarks)."""
     from .. import native as core
 
-    kern = native.kernels()
+    kern = kernels.loaded()
     return {"loaded": kern is not None, "source": None if kern is None else kern.source, "path": core.path()}
 
 

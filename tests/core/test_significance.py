@@ -13,7 +13,8 @@ from sacrebleu.significance import PairedTest
 from harness.cli import format_paired_text
 from harness.core import resampling
 from harness.core import significance as sig
-from harness.core.bleu import sacrebleu_formula, score_fn
+from harness.core.bleu import score_fn
+from harness.core.formulas import sacrebleu_formula
 from harness.core.options import make_options
 from harness.core.significance import block_protocol
 from harness.errors import ConfigError, InputError
@@ -172,9 +173,11 @@ def test_float32_resample_scores_equal_sacrebleu(real, kw):
                                      int(row[1]), metric.smooth_method, metric.smooth_value, metric.effective_order,
                                      metric.max_ngram_order).score for row in sums]
     np.testing.assert_allclose(sacrebleu_formula(sums, opts).score, sacrebleu64, rtol=1e-12, atol=0)
-    assert score_fn(opts).emulates_float32
-    # the float64 path differs by ~1e-6 BLEU, which is why the emulation exists
-    assert not score_fn(opts, sacrebleu_float32=False).emulates_float32
+    # resamples are scored in sacrebleu's float32 unless asked not to (the float64 path differs by ~1e-6 BLEU,
+    # which is why the emulation exists)
+    np.testing.assert_array_equal(score_fn(opts).resampled(sums), sacrebleu_formula(sums, opts, "float32").score)
+    np.testing.assert_array_equal(score_fn(opts, sacrebleu_float32=False).resampled(sums),
+                                  sacrebleu_formula(sums, opts).score)
 
 
 # ---------------------------------------------------------------------------------------- our own contract

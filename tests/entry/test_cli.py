@@ -333,10 +333,10 @@ def test_does_not_import_mlflow_hydra_or_pandas():
     """Start-up stays light on every path (plain, JSON, paired test, confidence, sentence level): no mlflow, Hydra,
     pandas or matplotlib, and with the compiled kernels (an extension module) no scipy either (the demo's files
     take the compiled path); numba and llvmlite are not even installed."""
-    from harness.text import native
+    from harness.text import kernels
 
     heavy = ["mlflow", "hydra", "omegaconf", "pandas", "matplotlib", "numba", "llvmlite"]
-    kern = native.kernels()
+    kern = kernels.loaded()
     if kern is not None:
         heavy += ["scipy"]
     calls = [[REF_C, "-i", SYS["Nemo"]], [REF_C, "-i", SYS["Nemo"], "-f", "json"],
@@ -347,8 +347,8 @@ def test_does_not_import_mlflow_hydra_or_pandas():
             f"for argv in {calls!r}:\n"
             "    assert main(argv) == 0, argv\n"
             f"bad = [m for m in {heavy!r} if m in sys.modules]\n"
-            "from harness.text import native\n"
-            "print(json.dumps([bad, native.kernels() is not None]))")
+            "from harness.text import kernels\n"
+            "print(json.dumps([bad, kernels.loaded() is not None]))")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
     assert json.loads(proc.stdout.splitlines()[-1]) == [[], kern is not None]
 

@@ -6,12 +6,11 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 from pathlib import Path
 
 import pytest
 
-from support import DEMO, harness_here, make_dataset, write_lines
+from support import harness_here, make_dataset, write_lines
 
 BASE = ("bleu=sacrebleu", "n_samples=20", "tracking=false", "significance=false")
 

@@ -1,6 +1,6 @@
 """The comparison analysis (``harness.job.comparison``): exact bucket BLEU (sacrebleu on the bucket's segments),
-compare-mt's n-gram ranking and word buckets on hand-made cases, seeded reproducibility, sparse human scores,
-tables and JSON, and the page renderer's escaping."""
+compare-mt's n-gram ranking and word buckets on hand-made cases, one count of the texts, seeded reproducibility,
+sparse human scores, tables and JSON, and the page renderer's escaping."""
 
 from __future__ import annotations
 
@@ -18,18 +18,17 @@ from harness.job.comparison import (
     LENGTH_CUTOFFS,
     SENTENCE_BLEU_CUTOFFS,
     TABLE_NAMES,
+    ComparisonRequest,
     Side,
-    bucket_labels,
-    bucket_of,
-    compare_systems,
+    compare,
     comparison_tables,
-    primary_ref_len,
-    rank_ngrams,
     to_json,
     word_counts,
-    word_diff,
 )
-from harness.job.comparison_page import render_page
+from harness.job.comparison.buckets import bucket_labels, bucket_of, primary_ref_len
+from harness.job.comparison.examples import word_diff
+from harness.job.comparison.ngrams import rank_ngrams
+from harness.job.comparison.page import render_page
 from harness.text.pipeline import systems_statistics
 from support import DEMO, read_lines
 
@@ -37,9 +36,12 @@ N_SAMPLES = 200
 N_DEMO = 250
 
 
-def sides(a_lines, b_lines, refs, opts, human_a=None, human_b=None, names=("A", "B")):
-    st = systems_statistics([a_lines, b_lines], refs, opts)
-    return (Side(names[0], a_lines, st[0], human=human_a), Side(names[1], b_lines, st[1], human=human_b))
+def sides(a_lines, b_lines, human_a=None, human_b=None, names=("A", "B")):
+    return Side(names[0], a_lines, human=human_a), Side(names[1], b_lines, human=human_b)
+
+
+def compare_systems(a, b, refs, opts, **settings):
+    return compare(ComparisonRequest(a, b, refs, opts, **settings))
 
 
 @pytest.fixture(scope="module")
@@ -49,7 +51,7 @@ def demo():
     refs = [read_lines(DEMO / "refs" / f"{r}.txt")[:N_DEMO] for r in ("ref-C", "ref-D")]
     a = read_lines(DEMO / "systems" / "Nemo.txt")[:N_DEMO]
     b = read_lines(DEMO / "systems" / "UEdin.txt")[:N_DEMO]
-    sa, sb = sides(a, b, refs, opts, names=("Nemo", "UEdin"))
+    sa, sb = sides(a, b, names=("Nemo", "UEdin"))
     result = compare_systems(sa, sb, refs, opts, ref_names=("ref-C", "ref-D"), n_samples=N_SAMPLES, seed=7,
                              n_examples=5, top=10)
     return {"opts": opts, "refs": refs, "a": a, "b": b, "sides": (sa, sb), "result": result}
@@ -105,9 +107,9 @@ def test_the_sentence_options_of_the_variant_decide_the_sentence_buckets_and_exa
     opts = make_options()
     refs = [read_lines(root / "refs" / f"{r}.txt") for r in ("ref-A", "ref-B")]
     a, b = (read_lines(root / "systems" / f"{s}.txt") for s in ("Nemo", "UEdin"))
-    sa, sb = sides(a, b, refs, opts)
+    sa, sb = sides(a, b)
     results = [(compare_systems(sa, sb, refs, opts, n_samples=50, seed=7, n_examples=20, top=5,
-                                sentence_opts=None if eff else sentence_options(opts, False)),
+                                sentence_options=None if eff else sentence_options(opts, False)),
                 sacrebleu.BLEU(effective_order=eff)) for eff in (True, False)]
     for result, bleu in results:
         got = [(e.seg_id, e.sentence_a, e.sentence_b) for lst in result.examples for e in lst.items]
@@ -134,10 +136,49 @@ def test_precisions_and_ngram_counts_come_from_the_statistics(demo):
 
 
 def test_statistics_that_do_not_belong_to_the_texts_are_refused(demo):
+    """A caller's statistics are checked against the comparison's own count: B's text with A's statistics is
+    refused, naming the system and the first segment where they differ; the right ones are accepted."""
     sa, sb = demo["sides"]
-    other = Side("A2", demo["b"], sa.stats)  # B's text with A's statistics
-    with pytest.raises(InputError, match="do not belong to its text"):
-        compare_systems(sa, other, demo["refs"], demo["opts"], n_samples=10)
+    st_a, st_b = systems_statistics([demo["a"], demo["b"]], demo["refs"], demo["opts"])
+    with pytest.raises(InputError, match=r"statistics of system 'UEdin' do not belong to its text .* segment 0"):
+        compare_systems(sa, sb, demo["refs"], demo["opts"], n_samples=10, statistics=(st_a, st_a))
+    ok = compare_systems(sa, sb, demo["refs"], demo["opts"], n_samples=N_SAMPLES, seed=7, n_examples=5, top=10,
+                         ref_names=("ref-C", "ref-D"), statistics=(st_a, st_b))
+    assert json.dumps(to_json(ok)) == json.dumps(to_json(demo["result"]))
+
+
+def test_the_texts_are_counted_once(demo, monkeypatch):
+    """The comparison reads its tokens from the one text pipeline once (one ``encode_corpus`` of both systems and
+    the references) and derives the statistics, buckets, n-grams and words from that count: no tokenizer runs
+    again and no other counter is called."""
+    from harness.job.comparison import engine
+    from harness.text import counting, tokenizers
+
+    calls = {"encode": 0, "grams": 0}
+    encode, grams = engine.encode_corpus, engine.count_grams
+
+    def counted_encode(*args, **kwargs):
+        calls["encode"] += 1
+        return encode(*args, **kwargs)
+
+    def counted_grams(*args, **kwargs):
+        calls["grams"] += 1
+        return grams(*args, **kwargs)
+
+    def forbidden(*args, **kwargs):
+        raise AssertionError("tokenized or counted outside the one pipeline call")
+
+    monkeypatch.setattr(engine, "encode_corpus", counted_encode)
+    monkeypatch.setattr(engine, "count_grams", counted_grams)
+    monkeypatch.setattr(counting, "count_numpy", forbidden)
+    sa, sb = demo["sides"]
+    before = tokenizers.case_and_tokenize
+    monkeypatch.setattr(tokenizers, "case_and_tokenize", forbidden)
+    monkeypatch.setattr("harness.text.pipeline.case_and_tokenize",
+                        lambda *a, **k: before(*a, **k) if calls["encode"] == 1 and calls["grams"] == 0
+                        else forbidden())
+    compare_systems(sa, sb, demo["refs"], demo["opts"], n_samples=10, n_examples=2, top=3)
+    assert calls == {"encode": 1, "grams": 2}  # every order against all references, words against the first
 
 
 def test_bad_knobs_are_config_errors(demo):
@@ -145,7 +186,7 @@ def test_bad_knobs_are_config_errors(demo):
     with pytest.raises(ConfigError, match="not a function of summed statistics"):
         compare_systems(sa, sb, demo["refs"], make_options(profile="nltk"), n_samples=10)
     with pytest.raises(ConfigError, match="compared with itself"):
-        compare_systems(sa, Side("Nemo", sb.lines, sb.stats), demo["refs"], demo["opts"], n_samples=10)
+        compare_systems(sa, Side("Nemo", sb.lines), demo["refs"], demo["opts"], n_samples=10)
     with pytest.raises(ConfigError, match="n_samples"):
         compare_systems(sa, sb, demo["refs"], demo["opts"], n_samples=0)
 
@@ -161,7 +202,7 @@ HYP_B = ["a c c", "x z", "q q"]
 
 def tiny(**kwargs):
     opts = make_options(tokenize="none")
-    sa, sb = sides(HYP_A, HYP_B, REFS, opts)
+    sa, sb = sides(HYP_A, HYP_B)
     return compare_systems(sa, sb, REFS, opts, n_samples=50, seed=1, **kwargs)
 
 
@@ -208,7 +249,7 @@ def test_word_f_measure_by_frequency_by_hand():
     train = word_counts(["a a a a a a", "a b"], make_options(tokenize="none"))
     assert train == {"a": 7, "b": 1}
     opts = make_options(tokenize="none")
-    sa, sb = sides(HYP_A, HYP_B, REFS, opts)
+    sa, sb = sides(HYP_A, HYP_B)
     res2 = compare_systems(sa, sb, REFS, opts, train_counts=train, train_name="train.txt", n_samples=50, seed=1)
     assert [r.bucket for r in res2.by_frequency.rows] == ["<1", "1", "[5,10)"]
     assert res2.frequency_source == "train.txt" and "train.txt" in res2.by_frequency.note
@@ -245,13 +286,13 @@ def test_human_buckets_with_sparse_scores():
     ha, hb = rng.normal(size=60), rng.normal(size=60)
     ha[::3] = np.nan  # A judged on 2 of 3 segments
     hb[:10] = np.nan  # B not judged on the first 10
-    sa, sb = sides(a, b, refs, opts, ha, hb)
+    sa, sb = sides(a, b, ha, hb)
     res = compare_systems(sa, sb, refs, opts, human_name="MQM", n_samples=100, seed=3, n_examples=50)
     judged = np.isfinite(ha) & np.isfinite(hb)
     h = res.human
     assert h.name == "MQM" and h.n_judged == judged.sum()
     assert math.isclose(h.overall.a, ha[judged].mean()) and math.isclose(h.overall.b, hb[judged].mean())
-    bucket = bucket_of(primary_ref_len(sa.stats), LENGTH_CUTOFFS)
+    bucket = bucket_of(primary_ref_len(systems_statistics([a], refs, opts)[0]), LENGTH_CUTOFFS)
     labels = bucket_labels(LENGTH_CUTOFFS)
     assert sum(r.n_segments for r in h.by_length.rows) == judged.sum()
     for row in h.by_length.rows:
@@ -263,7 +304,7 @@ def test_human_buckets_with_sparse_scores():
         assert np.sign(e.sentence_b - e.sentence_a) == -np.sign(e.human_b - e.human_a) != 0
     assert not sent or all(math.isnan(e.human_a) == math.isnan(ha[e.seg_id]) for e in sent.values())
     # no human scores for one side: no human section
-    sa2, sb2 = sides(a, b, refs, opts, ha, None)
+    sa2, sb2 = sides(a, b, ha, None)
     assert compare_systems(sa2, sb2, refs, opts, n_samples=20).human is None
 
 
@@ -290,7 +331,7 @@ def test_page_escapes_every_text_and_names_no_url():
     a = [f"{evil} a b", "x y & z"]
     b = ["a b", "x <b>y</b>"]
     refs = [["a b", "x y"]]
-    sa, sb = sides(a, b, refs, opts, names=("<i>A</i>", "B&B"))
+    sa, sb = sides(a, b, names=("<i>A</i>", "B&B"))
     page = render_page(compare_systems(sa, sb, refs, opts, source=["<src>", "s2"], n_samples=20))
     assert evil not in page and "&lt;script&gt;" in page and "<i>A</i>" not in page and "&lt;i&gt;A" in page
     assert "&lt;src&gt;" in page and "B&amp;B" in page

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from harness.core.stats import SegmentStats, effective_ref_len
 from harness.text import counting, token_ids
 from harness.text.counting import count_statistics, encode_references
+from harness.text.encoded import EncodedReferences
 
 PATHS = [pytest.param(True, id="compiled"), pytest.param(False, id="numpy")]
 
@@ -178,8 +179,106 @@ def test_stream_major_references_count_alike(segments, order):
     sizes = refs.offsets[1:].reshape(n, r).T.reshape(-1) - starts
     offsets = np.concatenate([[0], np.cumsum(sizes)])
     ids = np.concatenate([refs.ids[a:a + b] for a, b in zip(starts, sizes)] + [np.zeros(0, np.int64)])
-    stream = counting.EncodedReferences(ids, offsets, refs.lengths, refs.vocab, layout="stream")
+    stream = EncodedReferences(ids, offsets, refs.lengths, refs.vocab, layout="stream")
     h_ids, h_off = counting.encode_hypotheses(hyps, refs.vocab)
     expected = counting.count_numpy(h_ids, h_off, refs, order)
     for got in (counting.count_numpy(h_ids, h_off, stream, order), token_ids.count_ids(h_ids, h_off, stream, order)):
         assert np.array_equal(got[0], expected[0]) and np.array_equal(got[1], expected[1])
+
+
+# ------------------------------------------------------------------------------ counts per n-gram (comparisons)
+
+
+def gram_counter(tokens: list[str], n: int) -> Counter:
+    return Counter(tuple(tokens[i:i + n]) for i in range(len(tokens) - n + 1))
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(words, words, st.lists(st.one_of(st.none(), words), min_size=1, max_size=3)),
+                min_size=1, max_size=8), st.integers(1, 5))
+def test_count_grams_equals_the_counter_definition(segments, order):
+    """Per (segment, n-gram) of each of two hypothesis streams: its count and ``min(count, max over the present
+    references)``, n-grams named by their tokens; the reference maxima; the per-segment sums are the statistics
+    of both counters."""
+    hyps_a = [a for a, _, _ in segments]
+    hyps_b = [b for _, b, _ in segments]
+    _, streams = build([(a, r) for a, _, r in segments])
+    refs = counting.encode_references(streams)
+    vocab = dict(refs.vocab)
+    encoded = [counting.encode_hypotheses(h, vocab, insert=True) for h in (hyps_a, hyps_b)]
+    refs = EncodedReferences(refs.ids, refs.offsets, refs.lengths, vocab)
+    names = {i: w for w, i in vocab.items()}
+    counts = counting.count_grams(encoded, refs, order)
+    for k, hyps in enumerate((hyps_a, hyps_b)):
+        stats = counts.statistics(k)
+        h_ids, h_off = counting.encode_hypotheses(hyps, counting.encode_references(streams).vocab)
+        expected = counting.count_numpy(h_ids, h_off, counting.encode_references(streams), order)
+        assert np.array_equal(stats.matches, expected[0]) and np.array_equal(stats.totals, expected[1])
+        for g in counts.orders:
+            got = {}
+            for seg, gram, c, m in zip(g.segment[k], g.gram[k], g.count[k], g.clipped[k]):
+                text = tuple(names[int(t)] for t in counts.gram_tokens(g.order, int(gram)))
+                got[(int(seg), text)] = (int(c), int(m))
+            want = {}
+            for i, hyp in enumerate(hyps):
+                best: Counter = Counter()
+                for s in streams:
+                    if s[i] is not None:
+                        best |= gram_counter(s[i], g.order)
+                for gram, c in gram_counter(hyp, g.order).items():
+                    want[(i, gram)] = (c, min(c, best[gram]))
+            assert got == want
+            total, clipped = g.per_gram(k)
+            assert total.sum() == sum(c for c, _ in want.values())
+            assert clipped.sum() == stats.matches[:, g.order - 1].sum()
+    for g in counts.orders:  # the reference side: the maximum count over the present references
+        got = {(int(s), tuple(names[int(t)] for t in counts.gram_tokens(g.order, int(gr)))): int(m)
+               for s, gr, m in zip(g.ref_segment, g.ref_gram, g.ref_max)}
+        want = {}
+        for i in range(len(segments)):
+            best = Counter()
+            for s in streams:
+                if s[i] is not None:
+                    best |= gram_counter(s[i], g.order)
+            want.update({(i, gram): c for gram, c in best.items()})
+        assert got == want
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(segment, min_size=1, max_size=8))
+def test_first_present_keeps_the_first_reference_of_each_segment(segments):
+    _, streams = build(segments)
+    refs = counting.encode_references(streams)
+    names = {i: w for w, i in refs.vocab.items()}
+    first = refs.first_present()
+    assert first.n_refs == 1 and len(first) == len(segments)
+    for i in range(len(segments)):
+        want = next(s[i] for s in streams if s[i] is not None)
+        got = [names[int(t)] for t in first.ids[first.offsets[i]:first.offsets[i + 1]]]
+        assert got == want and first.lengths[i, 0] == len(want)
+
+
+@pytest.mark.parametrize("compiled", PATHS)
+@pytest.mark.parametrize("options", [{}, {"tokenize": "intl", "lowercase": True}, {"tokenize": "char"},
+                                     {"tokenize": "zh", "max_ngram_order": 6}])
+def test_one_vocabulary_for_every_stream_gives_the_statistics_on_real_data(compiled, options, wmt21, request):
+    """The comparison's corpus (systems and references in one vocabulary, on either path) counted per n-gram sums
+    to exactly the statistics of the pipeline; every token of every stream has its text."""
+    from harness.core.options import make_options
+    from harness.text.pipeline import encode_corpus, systems_statistics
+    from harness.text.tokenizers import case_and_tokenize
+
+    if compiled:
+        request.getfixturevalue("native_on")
+    opts = make_options(**options)
+    systems = [wmt21["systems"]["Nemo"][:300], wmt21["systems"]["UEdin"][:300]]
+    refs = [lines[:300] for lines in wmt21["refs"].values()]
+    corpus = encode_corpus(systems, refs, opts, compiled=compiled)
+    counts = counting.count_grams(corpus.systems, corpus.references, opts.max_ngram_order)
+    expected = systems_statistics(systems, refs, opts, order=opts.max_ngram_order, compiled=False)
+    for k in range(2):
+        got = counts.statistics(k)
+        for field in ("hyp_len", "ref_lens", "matches", "totals"):
+            assert np.array_equal(getattr(got, field), getattr(expected[k], field)), field
+        ids, offsets = corpus.systems[k]
+        assert corpus.words(ids[offsets[7]:offsets[8]].tolist()) == case_and_tokenize([systems[k][7]], opts)[0]

@@ -22,9 +22,9 @@ from hypothesis import strategies as st
 import harness
 from harness import native as core
 from harness.core.options import make_options
-from harness.text import native, token_ids
+from harness.text import kernels, token_ids
 from harness.text.counting import count_numpy, encode_hypotheses, encode_references
-from harness.text.native import TEXT
+from harness.text.kernels import TEXT
 
 from support import KERNEL_SETS, REPO, kernel_set
 
@@ -36,8 +36,8 @@ def test_the_kernels_are_an_extension_module_and_numba_is_gone() -> None:
     are neither imported nor installed, and no kernel source of numba is left in the package."""
     sets = [kernel_set(ref) for ref in KERNEL_SETS]
     assert TEXT in sets
-    code = ("import json, sys\nfrom harness import native\nimport harness.text.native, harness.core.correlation, "
-            "harness.core.meta_eval\nfrom harness.text.native import TEXT\nfrom harness.core.correlation import "
+    code = ("import json, sys\nfrom harness import native\nimport harness.text.kernels, harness.core.correlation, "
+            "harness.core.meta_eval\nfrom harness.text.kernels import TEXT\nfrom harness.core.correlation import "
             "KENDALL\nfrom harness.core.meta_eval import KERNELS\nsets = [TEXT, KENDALL, KERNELS]\n"
             "print(json.dumps([[native.kernels(k).source for k in sets], 'numba' in sys.modules, "
             "'llvmlite' in sys.modules]))")
@@ -71,7 +71,7 @@ def test_every_kernel_releases_the_gil() -> None:
     t = threading.Thread(target=tick)
     t.start()
     time.sleep(0.01)
-    kern = native.kernels()
+    kern = kernels.loaded()
     start = time.perf_counter()
     for _ in range(5):
         kern.lines_end(text.ctypes.data, 0, text.size, 10**9)
@@ -83,7 +83,7 @@ def test_every_kernel_releases_the_gil() -> None:
 
 
 def test_a_buffer_or_an_address_is_the_same_argument() -> None:
-    kern = native.kernels()
+    kern = kernels.loaded()
     data = b"ab\ncd\nef"
     arr = np.frombuffer(data, dtype=np.uint8)
     assert kern.lines_end(data, 0, 8, 2) == kern.lines_end(arr.ctypes.data, 0, 8, 2) == 6
@@ -110,7 +110,7 @@ def test_disabled_kernels_leave_the_numpy_path_with_the_same_numbers(monkeypatch
     compiled = harness.corpus_bleu(hyps, refs)
     monkeypatch.setenv("HARNESS_NATIVE", "0")
     monkeypatch.delitem(core._loaded, TEXT.name)
-    assert native.kernels() is None and not token_ids.usable(make_options(), True)
+    assert kernels.loaded() is None and not token_ids.usable(make_options(), True)
     assert core.path() == "numpy (HARNESS_NATIVE=0)"
     python = harness.corpus_bleu(hyps, refs)
     assert (python.counts, python.totals, python.hyp_len, python.ref_len) == (

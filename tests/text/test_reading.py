@@ -188,9 +188,9 @@ def test_safe_name_accepts() -> None:
 
 
 def _lines_end():
-    from harness.text import native
+    from harness.text import kernels
 
-    kern = native.kernels()
+    kern = kernels.loaded()
     if kern is None:
         pytest.skip("compiled kernels unavailable")
     return kern.lines_end

@@ -23,6 +23,6 @@ TEXT = KernelSet(name="kernels", what="text kernels", functions=("encode", "reha
                  smoke_test=_smoke_test)
 
 
-def kernels() -> Kernels | None:
+def loaded() -> Kernels | None:
     """The compiled text kernels, loaded once per process; None if they cannot be had (the numpy path then)."""
     return native.kernels(TEXT)

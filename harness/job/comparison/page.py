@@ -1,4 +1,4 @@
-"""The comparison page: one self-contained HTML file from a :class:`~harness.job.comparison.ComparisonResult`.
+"""The comparison page: one self-contained HTML file from a :class:`~.result.ComparisonResult`.
 
 Everything is inline: CSS, the charts (SVG written here), and a small script for the search box and the length
 filter of the examples. No server, no network: a Content-Security-Policy forbids every fetch (the favicon is a
@@ -18,8 +18,8 @@ import html
 import math
 from typing import Sequence
 
-from ..version import __version__
-from .comparison import (
+from ...version import __version__
+from .result import (
     LEVEL,
     BucketGroup,
     ComparisonResult,
@@ -392,7 +392,8 @@ def _footer(r: ComparisonResult) -> str:
         "A bucket is a sub-test-set: its BLEU is corpus BLEU of its segments (equal to sacrebleu on them) and its "
         "interval resamples those segments. Word F-measure and n-gram precisions resample the whole test set.",
         "Sentence BLEU (buckets, examples) uses effective order, as sacrebleu's sentence_bleu."
-        if r.options.profile == "sacrebleu" else f"Sentence BLEU uses the {esc(r.options.profile)} profile.",
+        if r.sentence_effective_order else f"Sentence BLEU uses the {esc(r.options.profile)} profile's formula "
+        "without effective order.",
         "Differing words: a word diff of the two outputs (whitespace-split); highlighted words are not in a run "
         "both outputs share.",
     ]
