@@ -1,4 +1,4 @@
-"""Benchmark: the WMT meta-evaluation statistics, harness.core.meta_eval against Google's mt-metrics-eval (MTME).
+"""Benchmark: the WMT meta-evaluation statistics, harness.core.mtme against Google's mt-metrics-eval (MTME).
 
 Given a checkout of google-research/mt-metrics-eval (``--mtme PATH``, the folder holding ``mt_metrics_eval/``;
 imported from there by path, never pip-installed: the PyPI name ``mt-metrics-eval`` is not Google's package), both
@@ -203,7 +203,7 @@ def assign_ranks(sig: np.ndarray, pval: float = 0.05) -> list[int]:
 
 def point_statistics(d: dict[str, Any], ms: Any, repeat: int) -> list[dict[str, Any]]:
     """Pairwise accuracy, soft pairwise accuracy and acc_eq of every variant, both sides."""
-    from harness.core import meta_eval as me
+    from harness.core import mtme as me
 
     variants = list(d["sent"])
     hseg, hsys = d["hseg"], d["hsys"]
@@ -261,7 +261,7 @@ def significance(d: dict[str, Any], ms: Any, md: Any, draws: int, slow_draws: in
     """The variant-ranking tests, all pairs, both sides (see the module docstring)."""
     import scipy.stats
 
-    from harness.core import meta_eval as me
+    from harness.core import mtme as me
 
     variants = list(d["sent"])
     hseg, hsys = d["hseg"], d["hsys"]
@@ -425,7 +425,7 @@ def main(argv: list[str] | None = None) -> int:
     ms, md, commit = load_mtme(args.mtme)
     import scipy
 
-    from harness.core.meta_eval import MTME_COMMIT
+    from harness.core.mtme import MTME_COMMIT
 
     results = []
     loads = []
@@ -451,7 +451,7 @@ def main(argv: list[str] | None = None) -> int:
     sys.path.insert(0, str(HERE))
     from _results import md_table
 
-    out = ["## WMT meta-evaluation statistics: harness.core.meta_eval vs mt-metrics-eval (issue 15)", "",
+    out = ["## WMT meta-evaluation statistics: harness.core.mtme vs mt-metrics-eval (issue 15)", "",
            f"MTME checkout: commit {commit} (the harness transcribes {MTME_COMMIT}); imported by path. Variants "
            f"{', '.join(variants)} against all references; numpy {np.__version__}, scipy {scipy.__version__}, Python "
            f"{sys.version.split()[0]}, {os.cpu_count()} CPUs. In one process, MTME and the harness in turn; point "

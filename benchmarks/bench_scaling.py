@@ -170,8 +170,8 @@ def _task_segments(spec: dict[str, Any]) -> dict[str, Any]:
 def _task_systems(spec: dict[str, Any]) -> dict[str, Any]:
     from harness.core.bleu import corpus_score
     from harness.core.options import make_options
-    from harness.text.reading import read_text
     from harness.text.pipeline import PreparedReferences
+    from harness.text.reading import read_text
 
     d, sys_dir, m = Path(spec["dir"]), Path(spec["systems_dir"]), spec["m"]
     opts = make_options()
@@ -193,8 +193,8 @@ def _task_variants(spec: dict[str, Any]) -> dict[str, Any]:
     import harness
     from harness.core.bleu import corpus_score
     from harness.core.options import make_options
-    from harness.text.reading import read_text
     from harness.text.pipeline import segment_statistics
+    from harness.text.reading import read_text
 
     d, v = Path(spec["dir"]), spec["v"]
     variants = [make_options(**o) for _, o in VARIANTS[:v]]
@@ -223,8 +223,8 @@ def _task_sharded(spec: dict[str, Any]) -> dict[str, Any]:
     import distributed
 
     import harness
-    from harness.text.reading import read_text
     from harness.shards import sharded_corpus_bleu
+    from harness.text.reading import read_text
 
     d = Path(spec["dir"])
     hyp, refs = d / "hyp.txt", [d / f"ref{k + 1}.txt" for k in range(N_REFS)]

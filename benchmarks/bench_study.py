@@ -369,17 +369,16 @@ def harness_main(cfg: dict[str, Any]) -> dict[str, Any]:
     import importlib
     import io
 
+    import mlflow.entities  # noqa: F401 - imported before timing (the job preloads them while it counts)
+    import mlflow.tracking  # noqa: F401
+    import scipy.stats  # noqa: F401
     from hydra import compose, initialize_config_module
     from omegaconf import OmegaConf
 
     from harness.app import register
+    from harness.job import figures
     from harness.job.spec import build_spec
     from harness.runner import run_job
-
-    import mlflow.entities  # noqa: F401 - imported before timing (the job preloads them while it counts)
-    import mlflow.tracking  # noqa: F401
-    import scipy.stats  # noqa: F401
-    from harness.job import figures
     figures.pyplot()
     imports = time.perf_counter() - t0
 

@@ -16,7 +16,6 @@ from .core.options import TOKENIZERS, BleuOptions, make_options
 from .core.profiles import NLTK_METHODS, PROFILES
 from .core.stats import REF_LENGTH_RULES
 
-
 T = TypeVar("T")
 
 

@@ -23,14 +23,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
+from .arguments import (
+    OneLineParser,
+    add_bleu_arguments,
+    bleu_options,
+    console_command,
+    int_in,
+    print_collected_warnings_only,
+)
 from .core.bleu import BleuScore, corpus_score, segment_score, sentence_scores
 from .core.options import BleuOptions
 from .core.profiles import get_profile
 from .core.resampling import MAX_SEED
 from .core.signature import signature, split_signature
 from .core.stats import SegmentStats
-from .arguments import (OneLineParser, add_bleu_arguments, bleu_options, console_command, int_in,
-                        print_collected_warnings_only)
 from .errors import ConfigError, HarnessError
 from .text.pipeline import files_statistics
 from .text.reading import STDIN, Source

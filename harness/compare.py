@@ -27,10 +27,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
+from .arguments import (
+    OneLineParser,
+    add_bleu_arguments,
+    bleu_options,
+    console_command,
+    int_in,
+    print_collected_warnings_only,
+)
 from .core.options import OPTION_NAMES
 from .core.resampling import DEFAULT_SEED, MAX_SEED
-from .arguments import (OneLineParser, add_bleu_arguments, bleu_options, console_command, int_in,
-                        print_collected_warnings_only)
 from .errors import ConfigError, HarnessError
 from .text.reading import check_parallel, read_text
 

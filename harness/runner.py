@@ -29,9 +29,7 @@ from .job import figures, report
 from .job.analysis import analyse
 from .job.aside import Aside
 from .job.dataset import refset_name
-from .storage.files import OutputError, atomic_write
 from .job.folder import PENDING, JobFolder
-from .storage.manifest import MANIFEST, verified_files
 from .job.inputs import check_selection, dataset_name, layout_of, load_inputs
 from .job.result import JobResult
 from .job.spec import JobSpec, identity_digest
@@ -39,6 +37,8 @@ from .job.statistics import StatisticsCache, blocks, compute_statistics
 from .job.tables import build_tables
 from .progress import Progress
 from .sinks.parquet import write_table
+from .storage.files import OutputError, atomic_write
+from .storage.manifest import MANIFEST, verified_files
 from .text.tokenizers import check_usable
 
 if TYPE_CHECKING:

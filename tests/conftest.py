@@ -60,7 +60,7 @@ LONGEST_FIRST = ("entry/test_app.py", "text/test_token_ids.py", "entry/test_reli
                  "entry/test_shards.py", "sinks/test_mlflow.py", "core/test_nltk_replay.py", "entry/test_history.py",
                  "text/test_tokenizers.py", "job/test_report.py", "tools/test_mlflow_screenshots.py",
                  "job/test_spec.py", "core/test_significance.py", "entry/test_cli.py", "job/test_analysis.py",
-                 "test_runner.py", "entry/test_compare.py", "core/test_meta_eval.py", "text/test_counting.py",
+                 "test_runner.py", "entry/test_compare.py", "core/test_mtme.py", "text/test_counting.py",
                  "text/test_pipeline.py", "job/test_comparison.py", "text/test_native.py")
 
 
@@ -170,9 +170,9 @@ def mlflow_server() -> MlflowServer:
 @pytest.fixture(scope="session")
 def migrated_store(tmp_path_factory) -> Path:
     """A SQLite MLflow store created and migrated once (1-2 s); tests copy it instead of migrating again."""
-    from harness.sinks.mlflow_store import prepare_store
-
     import sqlite3
+
+    from harness.sinks.mlflow_store import prepare_store
 
     root = tmp_path_factory.mktemp("store")
     prepare_store(f"sqlite:///{root / 'mlflow.db'}", "template", root)

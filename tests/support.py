@@ -34,7 +34,7 @@ BIN = Path(sys.executable).parent
 #: The environment variable naming a folder of the test session, shared by its xdist workers (made by conftest).
 SHARED = "HARNESS_TEST_SHARED"
 #: Every set of compiled kernels the package has, by ``module:attribute``.
-KERNEL_SETS = ("harness.text.kernels:TEXT", "harness.core.correlation:KENDALL", "harness.core.meta_eval:KERNELS")
+KERNEL_SETS = ("harness.text.kernels:TEXT", "harness.core.correlation:KENDALL", "harness.core.mtme:KERNELS")
 
 
 def kernel_set(ref: str):

@@ -23,7 +23,6 @@ from harness.core.options import make_options
 from harness.core.profiles import get_profile
 from harness.core.signature import parse_signature, signature
 from harness.text.pipeline import PreparedReferences
-
 from support import dataset_dirs, sacrebleu_score
 
 TOL = 1e-9

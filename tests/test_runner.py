@@ -15,11 +15,10 @@ from sacrebleu.metrics.bleu import BLEU
 
 from harness.errors import ConfigError, JobFolderError
 from harness.job.folder import STATUS
-from harness.storage.manifest import MANIFEST, verified_files
 from harness.job.spec import build_spec
 from harness.job.tables import CORRELATION_COLUMNS, SEGMENT_COLUMNS, SIGNIFICANCE_COLUMNS, SYSTEM_COLUMNS
 from harness.runner import run_job
-
+from harness.storage.manifest import MANIFEST, verified_files
 from support import base_config, read_lines, write_lines
 
 
@@ -228,7 +227,8 @@ def test_an_mlflow_that_fails_to_start_keeps_the_tables_and_is_tried_once(tmp_pa
     """MLflow starts while the figures are drawn, before the folder is published: any failure there (here an
     error no store would raise) is recorded after publishing, the same way as a store that cannot be used, and
     the start is not tried again."""
-    from harness.sinks import mlflow as sink, mlflow_store
+    from harness.sinks import mlflow as sink
+    from harness.sinks import mlflow_store
 
     calls = []
 

@@ -20,6 +20,7 @@ from .profiles import get_profile
 from .signature import signature
 from .stats import SegmentStats
 
+
 @dataclass(frozen=True)
 class BleuScore:
     """One BLEU score with everything needed to check and reproduce it."""

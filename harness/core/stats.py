@@ -22,6 +22,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..errors import ConfigError
+
 RefLengthRule = Literal["closest", "shortest", "average"]
 #: How the reference length of a segment with several references is chosen.
 REF_LENGTH_RULES: tuple[str, ...] = ("closest", "shortest", "average")

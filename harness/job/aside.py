@@ -21,7 +21,6 @@ from typing import Any, Callable, Iterator, Sequence
 
 from ..errors import HarnessError
 
-
 _HEAD = 8  # bytes of the argument's length, sent before it
 
 

@@ -24,8 +24,8 @@ from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
-from .aside import Aside, aside
 from ..storage.files import atomic_write, inside
+from .aside import Aside, aside
 from .result import JobResult
 
 OKABE_ITO = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000"]

@@ -32,9 +32,9 @@ from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence
 
 from ..errors import JobFolderError
-from ..version import __version__
 from ..storage.files import OutputError, atomic_write, is_temporary, os_reason, pid_alive, remove_stale_temporaries
 from ..storage.manifest import MANIFEST, listed_files, read_json, sha256_of
+from ..version import __version__
 
 log = logging.getLogger(__name__)
 

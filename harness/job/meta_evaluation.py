@@ -2,7 +2,7 @@
 
 Since WMT23 metrics are ranked by system-level pairwise accuracy (Kocmi et al. 2021), soft pairwise accuracy
 (Thompson et al. 2024) and segment-level tie-calibrated accuracy ``acc_eq`` (Deutsch et al. 2023), computed as
-google-research/mt-metrics-eval (MTME) computes them (:mod:`harness.core.meta_eval`). For every variant against
+google-research/mt-metrics-eval (MTME) computes them (:mod:`harness.core.mtme`). For every variant against
 the full reference set and every kind of human scores, with and without human translations among the systems
 (each statistic's rules, and the ranking of ``meta_eval``, in the comment below). Reads the job's cells and human
 scores; writes nothing.
@@ -16,7 +16,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ..core import meta_eval as mtme
+from ..core import mtme
 from ..core.bleu import score_fn, stack
 from ..core.correlation import Correlation
 from ..core.profiles import get_profile
@@ -135,9 +135,9 @@ def segment_baselines(human_p: np.ndarray, human_seg: np.ndarray) -> dict[str, f
 
 def _corpus_p_values(done: dict[str, tuple[list[str], np.ndarray, np.ndarray]], variant: Any, labels: list[str],
                      segments: np.ndarray, stats: Callable[[], np.ndarray]) -> np.ndarray:
-    """:func:`~harness.core.meta_eval.pairwise_p_values_corpus` of the variant's corpus BLEU on the complete block
+    """:func:`~harness.core.mtme.pairwise_p_values_corpus` of the variant's corpus BLEU on the complete block
     (the systems ``labels``, the ``segments``; ``stats()``: their statistics ``[S, n, K]``), as
-    :func:`~harness.core.meta_eval.soft_pairwise_accuracy_corpus` computes them. The p-value of a pair depends on
+    :func:`~harness.core.mtme.soft_pairwise_accuracy_corpus` computes them. The p-value of a pair depends on
     its two systems and on the segments only (the permutations are drawn for the number of segments), so when the
     MT-only block has the segments of the block with the human translations, its p-values are read from that
     block's matrix instead of being computed again; ``done`` keeps each variant's last matrix."""

@@ -10,8 +10,7 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-from .result import BEST_VS_EACH, CorrelationResult, JobResult, VariantComparison
-from .result import equal_parts
+from .result import BEST_VS_EACH, CorrelationResult, JobResult, VariantComparison, equal_parts
 from .result import identical_variants as identical
 
 PAPER_R = {"monolingual": 0.99, "bilingual": 0.96}

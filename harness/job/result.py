@@ -12,8 +12,8 @@ from numpy.typing import NDArray
 
 from ..core.bleu import BleuScore
 from ..core.correlation import Agreement, Correlation
-from ..core.significance import ClusterRow, Comparison
 from ..core.signature import signature
+from ..core.significance import ClusterRow, Comparison
 from ..core.stats import SegmentStats
 from .comparison import ComparisonResult
 from .inputs import Inputs, SystemInput

@@ -27,8 +27,8 @@ import numpy as np
 
 from ..core.options import BleuOptions, orders_needed
 from ..core.stats import SegmentStats
-from ..text.pipeline import PreparedReferences, decide_compiled
 from ..storage.files import OutputError, atomic_write, remove_stale_temporaries
+from ..text.pipeline import PreparedReferences, decide_compiled
 from .inputs import Inputs, SystemInput
 from .spec import Variant
 

@@ -45,13 +45,24 @@ def insert_runs(store: Any, exp_id: str, runs: Sequence[RunRows], dataset: tuple
     """Create ``runs`` (RUNNING) in experiment ``exp_id``, each with the experiment's dataset ``(name, digest)``
     (logged before, by the parent) as its input; returns their ids, in order. One transaction: all or nothing."""
     from mlflow.exceptions import MlflowException
-    from mlflow.store.tracking.dbmodels.models import (SqlDataset, SqlInput, SqlInputTag, SqlLatestMetric,
-                                                       SqlMetric, SqlParam, SqlRun, SqlTag)
+    from mlflow.store.tracking.dbmodels.models import (
+        SqlDataset,
+        SqlInput,
+        SqlInputTag,
+        SqlLatestMetric,
+        SqlMetric,
+        SqlParam,
+        SqlRun,
+        SqlTag,
+    )
     from mlflow.utils.mlflow_tags import MLFLOW_RUN_NAME, MLFLOW_USER
     from mlflow.utils.time import get_current_time_millis
     from mlflow.utils.uri import append_to_uri_path
-    from mlflow.utils.validation import (_validate_batch_log_data, _validate_batch_log_limits,
-                                         _validate_param_keys_unique)
+    from mlflow.utils.validation import (
+        _validate_batch_log_data,
+        _validate_batch_log_limits,
+        _validate_param_keys_unique,
+    )
     from sqlalchemy import insert
 
     experiment = store.get_experiment(exp_id)

@@ -552,7 +552,8 @@ def _stream(references: Sequence[Source], hypotheses: Sequence[Source], opts: Bl
             r.close()
     summaries: list[TextSummary] = [r.summary(int(e), max_empty_share=max_empty_share)
                                     for r, e in zip(readers, empty)]
-    del readers, taken
+    readers.clear()  # the readers' buffers (submit, a closure, still names the list)
+    del taken
     _release_memory()
     statistics = parts.statistics()
     _release_memory()

@@ -10,6 +10,11 @@ import pytest
 from scipy import stats as sps
 
 from harness.core import correlation as corr
+from harness.core.correlation.batched import _average_ranks as average_ranks
+from harness.core.correlation.batched import _batch_values as batch_values
+from harness.core.correlation.difference import _bootstrap_p as bootstrap_p
+from harness.core.correlation.segment import _segment_resampled_values as segment_resampled_values
+from harness.core.correlation.segment import _weighted_kendall as weighted_kendall
 from harness.core.significance import block_protocol
 from harness.errors import ConfigError, InputError
 
@@ -114,7 +119,7 @@ def test_batched_values_equal_scipy(method, m):
     y[1, -2:] = np.nan
     y[2] = np.round(y[2])
     x[3] = 4.0  # constant row -> nan
-    got = corr._batch_values(method, x, y)
+    got = batch_values(method, x, y)
     for b in range(5):
         assert got[b] == pytest.approx(corr.correlate(x[b], y[b], method)[0], abs=1e-12, nan_ok=True)
     assert math.isnan(got[3])
@@ -125,7 +130,7 @@ def test_average_ranks_equal_scipy_rankdata():
     x = np.round(rng.normal(size=(4, 30)), 1)  # many ties
     x[1, ::4] = np.nan
     x[2] = np.nan
-    got = corr._average_ranks(x)
+    got = average_ranks(x)
     for b in range(4):
         ok = ~np.isnan(x[b])
         np.testing.assert_array_equal(np.isnan(got[b]), ~ok)
@@ -172,7 +177,7 @@ def test_item_grouped_pearson_of_tiny_scores_is_scipys():
     human = np.array([[0.5, 0.1], [0.1, -0.3], [0.9, 0.4], [0.2, 0.0]])
     want = [sps.pearsonr(metric[:, j], human[:, j]).statistic for j in range(2)]
     assert all(abs(w) < 0.9 for w in want)
-    got = corr._batch_values("pearson", metric.T, human.T, 2)
+    got = batch_values("pearson", metric.T, human.T, 2)
     np.testing.assert_allclose(got, want, rtol=1e-12)
     value, _ = corr.segment_correlation(metric, human, "pearson", "item")
     assert value == pytest.approx(np.mean(want), rel=1e-12)
@@ -305,7 +310,7 @@ def test_segment_resamples_match_naive_recomputation(method, grouping):
     human[1, 3] = np.nan
     idx = np.random.default_rng(0).integers(0, 25, (6, 25))
     counts = np.stack([np.bincount(row, minlength=25) for row in idx]).astype(float)
-    got = corr._segment_resampled_values(metric, human, method, grouping, 0.0, counts)
+    got = segment_resampled_values(metric, human, method, grouping, 0.0, counts)
     for b in range(6):
         expected = corr.segment_correlation(metric[:, idx[b]], human[:, idx[b]], method, grouping)[0]
         assert got[b] == pytest.approx(expected, abs=1e-12)
@@ -327,7 +332,7 @@ def test_compiled_kendall_of_resamples_is_scipy_on_the_repeated_items(monkeypatc
     w[0] = 0
     w[1] = 0
     w[1, 7] = 5
-    compiled = corr._weighted_kendall(x, y, w)
+    compiled = weighted_kendall(x, y, w)
     assert native.kernels(corr.KENDALL) is not None
     assert np.isnan(compiled[:2]).all()
     for b in range(2, 40):
@@ -344,11 +349,11 @@ def test_compiled_kendall_of_resamples_is_scipy_on_the_repeated_items(monkeypatc
     # weights gathered from segment counts (item k in segment columns[k]) are the weights given item by item
     columns = rng.integers(0, 50, size=300)
     counts = rng.integers(0, 3, size=(40, 50)).astype(float)
-    gathered = corr._weighted_kendall(x, y, counts, columns)
-    assert np.array_equal(gathered, corr._weighted_kendall(x, y, counts[:, columns]), equal_nan=True)
+    gathered = weighted_kendall(x, y, counts, columns)
+    assert np.array_equal(gathered, weighted_kendall(x, y, counts[:, columns]), equal_nan=True)
     monkeypatch.setenv("HARNESS_NATIVE", "0")
     monkeypatch.delitem(native._loaded, corr.KENDALL.name)
-    fallback = corr._weighted_kendall(x, y, w)
+    fallback = weighted_kendall(x, y, w)
     assert native.kernels(corr.KENDALL) is None
     assert np.isnan(fallback[:2]).all() and fallback[2:] == pytest.approx(compiled[2:], rel=1e-12, abs=0)
 
@@ -364,12 +369,12 @@ def test_pooled_pearson_resamples_of_a_constant_side_are_undefined():
     counts[0, 4] = 10  # only segment 4
     counts[1] = 1  # everything once
     counts[2, [4, 5]] = 5
-    got = corr._segment_resampled_values(metric, human, "pearson", "none", 0.0, counts)
+    got = segment_resampled_values(metric, human, "pearson", "none", 0.0, counts)
     assert math.isnan(got[0]) and got[1] == pytest.approx(corr.segment_correlation(metric, human)[0], rel=1e-12)
     assert got[2] == pytest.approx(corr.segment_correlation(metric[:, [4, 5]], human[:, [4, 5]])[0], rel=1e-12)
     for flat in (np.full(human.shape, 3.5), np.full(human.shape, -1e6)):
-        assert np.isnan(corr._segment_resampled_values(flat, human, "pearson", "none", 0.0, counts)).all()
-        assert np.isnan(corr._segment_resampled_values(metric, flat, "pearson", "none", 0.0, counts)).all()
+        assert np.isnan(segment_resampled_values(flat, human, "pearson", "none", 0.0, counts)).all()
+        assert np.isnan(segment_resampled_values(metric, flat, "pearson", "none", 0.0, counts)).all()
 
 
 # ------------------------------------------------------------------------------------------------- comparisons
@@ -418,10 +423,10 @@ def test_paired_bootstrap_segment_comparison():
 def test_bootstrap_p_rule():
     # B = 6 defined resamples, F = 2 (one flipped, one zero): p = 2 (2 + 1) / 7
     diffs = np.array([1.0, 2.0, 3.0, 4.0, -1.0, 0.0, np.nan])
-    assert corr._bootstrap_p(diffs, 0.5) == (pytest.approx(6 / 7), 6)
-    assert corr._bootstrap_p(-diffs, -0.5) == (pytest.approx(6 / 7), 6)
-    assert corr._bootstrap_p(np.array([-1.0, -2.0, 1.0]), 0.5) == (1.0, 3)  # clamped at 1
-    assert corr._bootstrap_p(np.array([1.0, 2.0]), 0.0) == (1.0, 2)
+    assert bootstrap_p(diffs, 0.5) == (pytest.approx(6 / 7), 6)
+    assert bootstrap_p(-diffs, -0.5) == (pytest.approx(6 / 7), 6)
+    assert bootstrap_p(np.array([-1.0, -2.0, 1.0]), 0.5) == (1.0, 3)  # clamped at 1
+    assert bootstrap_p(np.array([1.0, 2.0]), 0.0) == (1.0, 2)
 
 
 def test_compare_system_correlations():

@@ -18,6 +18,8 @@ from hypothesis import strategies as st
 
 from harness.core.nltk_replay import (
     METHOD_NUMBERS as NLTK_METHODS,
+)
+from harness.core.nltk_replay import (
     NltkResult,
     nltk_bleu,
     nltk_orders_needed,

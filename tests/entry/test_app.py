@@ -10,9 +10,8 @@ import json
 import pandas as pd
 import pytest
 
-from harness.storage.manifest import verified_files
 from harness.sinks.parquet import read_metadata
-
+from harness.storage.manifest import verified_files
 from support import DEMO, harness_here, job_folder, make_dataset, run_harness, sacrebleu_score
 
 pytestmark = pytest.mark.slow

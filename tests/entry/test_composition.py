@@ -14,7 +14,6 @@ import pytest
 
 from harness.composition import ALLOWED_TARGETS, check_command_line
 from harness.errors import ConfigError
-
 from support import harness_here, run_harness
 
 EVIL_OPEN = ["+hydra.callbacks.evil._target_=builtins.open", "+hydra.callbacks.evil.file={victim}",

@@ -29,7 +29,6 @@ from harness.cli import run as score_run
 from harness.history import Version, main, order_versions
 from harness.job.spec import build_spec
 from harness.runner import Outcome, run_job
-
 from support import DEMO, base_config, executable, make_dataset, read_lines, write_lines
 
 N = 60

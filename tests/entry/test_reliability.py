@@ -19,9 +19,7 @@ import pandas as pd
 import pytest
 
 from harness.job.folder import STATUS
-
 from harness.storage.manifest import MANIFEST, verified_files
-
 from support import executable, harness_here, job_folder, make_dataset, read_lines, write_lines
 
 pytestmark = pytest.mark.slow

@@ -22,7 +22,6 @@ from harness.errors import InputError
 from harness.shards import MissingExtraError, sharded_corpus_bleu, sharded_statistics
 from harness.text.pipeline import segment_statistics
 from harness.text.reading import BadCharacterError, EncodingError, check_parallel, read_text
-
 from support import DEMO, harness_here, read_lines, run_harness, write_lines
 
 DEMO_HYP = DEMO / "systems" / "Nemo.txt"

@@ -12,13 +12,12 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from harness.core import meta_eval as mtme
+from harness.core import mtme
 from harness.job import report
 from harness.job.analysis import analyse
 from harness.job.inputs import layout_of, load_inputs
 from harness.job.spec import build_spec
 from harness.job.statistics import StatisticsCache, compute_statistics
-
 from support import DEEN, DEMO, RUEN, base_config, read_lines, write_lines
 
 

@@ -11,9 +11,8 @@ import pytest
 
 from harness.core.options import OPTION_NAMES, SENTENCE_EFFECTIVE_ORDER
 from harness.errors import ConfigError
-from harness.job.config import (PRESENTATION_KEYS, BleuVariantConfig, HarnessConfig, check_keys, refuse_targets)
+from harness.job.config import PRESENTATION_KEYS, BleuVariantConfig, HarnessConfig, check_keys, refuse_targets
 from harness.job.spec import build_spec, identity_digest, job_name
-
 from support import base_config, bleu_config
 
 TOP = sorted(f.name for f in fields(HarnessConfig))

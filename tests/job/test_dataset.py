@@ -11,8 +11,8 @@ import pytest
 from harness.errors import ConfigError, InputError
 from harness.job.dataset import Dataset, load_dataset, read_layout, resolve_under
 from harness.job.human import HumanScores, read_human_tsv, read_seg_tsv, read_sys_tsv
-
 from support import DEMO
+
 
 def write(path: Path, data: str | bytes) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)

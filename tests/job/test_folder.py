@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 
 from harness.errors import JobFolderError
-from harness.storage.files import OutputError, host_tag
 from harness.job.folder import LOCK, MARKER, STATUS, JobFolder
+from harness.storage.files import OutputError, host_tag
 from harness.storage.manifest import MANIFEST, verified_bytes, verified_files
 from harness.version import __version__
 

@@ -12,7 +12,6 @@ import pytest
 from harness.errors import ConfigError, InputError
 from harness.job.inputs import check_selection, dataset_name, layout_of, load_inputs
 from harness.job.spec import build_spec
-
 from support import base_config, write_lines
 
 LINES = ["ein Haus .", "zwei Katzen schlafen .", "das ist gut ."]

@@ -15,7 +15,6 @@ from harness.job.analysis import analyse
 from harness.job.inputs import layout_of, load_inputs
 from harness.job.spec import build_spec, bundled_data
 from harness.job.statistics import StatisticsCache, compute_statistics
-
 from support import base_config
 
 

@@ -15,7 +15,6 @@ import pytest
 from harness.errors import InputError
 from harness.job.dataset import load_dataset, read_layout
 from harness.job.seg_map import check_seg_map
-
 from support import DEEN, DEMO, RUEN, read_lines, write_lines
 
 

@@ -29,7 +29,6 @@ from harness.job.inputs import layout_of, load_inputs
 from harness.job.spec import build_spec
 from harness.job.statistics import StatisticsCache, compute_statistics
 from harness.job.tables import segment_scores, system_scores
-
 from support import RUEN, base_config, read_lines
 
 HERE = Path(__file__).resolve().parent

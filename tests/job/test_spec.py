@@ -17,7 +17,6 @@ from harness.errors import ConfigError
 from harness.job.config import BleuVariantConfig
 from harness.job.inputs import dataset_name, layout_of
 from harness.job.spec import build_spec, build_variants, job_name, parse_refsets
-
 from support import DEMO, base_config, bleu_config
 
 CONF = Path(str(resources.files("harness.conf")))

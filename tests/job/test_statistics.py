@@ -18,9 +18,7 @@ from harness.api import corpus_statistics
 from harness.core.bleu import corpus_score
 from harness.job.inputs import SystemInput, layout_of, load_inputs
 from harness.job.spec import build_spec
-from harness.job.statistics import (CACHE_VERSION, StatisticsCache, TokenKey, blocks, compute_statistics,
-                                    token_keys)
-
+from harness.job.statistics import CACHE_VERSION, StatisticsCache, TokenKey, blocks, compute_statistics, token_keys
 from support import DEMO, base_config, read_lines, write_lines
 
 N = 25

@@ -20,11 +20,18 @@ from harness.job.inputs import layout_of, load_inputs
 from harness.job.spec import build_spec, identity_digest
 from harness.job.statistics import StatisticsCache, compute_statistics
 from harness.job.tables import build_tables
-from harness.sinks.mlflow import SMALL_TABLES, key_part, log_job, mark_dead_parents, run_name, settle_records, version_step
+from harness.sinks.mlflow import (
+    SMALL_TABLES,
+    key_part,
+    log_job,
+    mark_dead_parents,
+    run_name,
+    settle_records,
+    version_step,
+)
 from harness.sinks.mlflow_store import EXPERIMENT_KIND
-from harness.tracking import build_payload
 from harness.sinks.parquet import write_table
-
+from harness.tracking import build_payload
 from support import base_config, read_lines, write_lines
 
 EXPERIMENT = "sinks"

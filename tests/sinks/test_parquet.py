@@ -11,10 +11,10 @@ import pyarrow.parquet as pq
 import pytest
 
 from harness.errors import InputError
-from harness.storage.files import OutputError
 from harness.job.folder import JobFolder
-from harness.storage.manifest import MANIFEST
 from harness.sinks.parquet import read_metadata, read_table, write_table
+from harness.storage.files import OutputError
+from harness.storage.manifest import MANIFEST
 from harness.version import __version__
 
 TABLE = pa.table({"system": ["Nemo", "UEdin", "ref-A"], "bleu": [31.25, 29.5, 27.125], "n": [527, 527, 527],

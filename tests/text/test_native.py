@@ -25,7 +25,6 @@ from harness.core.options import make_options
 from harness.text import kernels, token_ids
 from harness.text.counting import count_numpy, encode_hypotheses, encode_references
 from harness.text.kernels import TEXT
-
 from support import KERNEL_SETS, REPO, kernel_set
 
 pytestmark = pytest.mark.usefixtures("text_kernels")  # skipped only with HARNESS_NATIVE=0
@@ -37,8 +36,8 @@ def test_the_kernels_are_an_extension_module_and_numba_is_gone() -> None:
     sets = [kernel_set(ref) for ref in KERNEL_SETS]
     assert TEXT in sets
     code = ("import json, sys\nfrom harness import native\nimport harness.text.kernels, harness.core.correlation, "
-            "harness.core.meta_eval\nfrom harness.text.kernels import TEXT\nfrom harness.core.correlation import "
-            "KENDALL\nfrom harness.core.meta_eval import KERNELS\nsets = [TEXT, KENDALL, KERNELS]\n"
+            "harness.core.mtme\nfrom harness.text.kernels import TEXT\nfrom harness.core.correlation import "
+            "KENDALL\nfrom harness.core.mtme import KERNELS\nsets = [TEXT, KENDALL, KERNELS]\n"
             "print(json.dumps([[native.kernels(k).source for k in sets], 'numba' in sys.modules, "
             "'llvmlite' in sys.modules]))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,

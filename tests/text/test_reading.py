@@ -9,6 +9,7 @@ import pytest
 from harness.errors import ConfigError, InputError
 from harness.text.reading import TextFile, check_parallel, read_text, safe_name
 
+
 def write(path: Path, data: str | bytes) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     if isinstance(data, str):

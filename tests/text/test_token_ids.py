@@ -19,12 +19,11 @@ from sacrebleu.tokenizers.tokenizer_zh import TokenizerZh
 from tokenizer_cases import EDGE_LINES, PIECES, _all_strings, _data_files, _read, oracle
 
 from harness.core.options import make_options
-from harness.text import token_ids
 from harness.text import pipeline as scoring
+from harness.text import token_ids
 from harness.text.counting import count_encoded, count_statistics, encode_references
 from harness.text.token_ids import TokenTable, encode_lines
 from harness.text.tokenizers import case_and_tokenize
-
 from support import sacrebleu_score
 
 pytestmark = pytest.mark.usefixtures("text_kernels")  # skipped only with HARNESS_NATIVE=0
@@ -333,7 +332,6 @@ def test_job_statistics_equal_the_token_list_path(tmp_path) -> None:
     from harness.job.inputs import layout_of, load_inputs
     from harness.job.spec import build_spec
     from harness.job.statistics import StatisticsCache, compute_statistics
-
     from support import base_config, make_dataset
 
     cut = make_dataset(tmp_path / "cut", n=600, systems=("Nemo", "UEdin", "ref-A"), refs=("ref-C", "ref-D"))

@@ -1,4 +1,4 @@
-"""Tests of harness.core.meta_eval against google-research/mt-metrics-eval (MTME).
+"""Tests of harness.core.mtme against google-research/mt-metrics-eval (MTME).
 
 Three kinds of expected values:
 - MTME's own unit tests (stats_test.py, pce_test.py, tau_optimization_test.py), transcribed; each test names the
@@ -18,7 +18,11 @@ import numpy as np
 import pytest
 import scipy.stats
 
-from harness.core import meta_eval as me
+from harness.core import mtme as me
+from harness.core.mtme.accuracy import _agreement as agreement_counts
+from harness.core.mtme.pce import _exceed_counts as exceed_counts
+from harness.core.mtme.permutation import _early_stop_scan as early_stop_scan
+from harness.core.mtme.permutation import _fair_bits as fair_bits
 
 nan = math.nan
 REL = 1e-12
@@ -168,8 +172,8 @@ def test_agreement_is_mtme_loop_compiled_or_not(monkeypatch, request, compiled):
             human[[7, 8]] = (-0.0, 0.0)
         cases.append((human, metric))
     for human, metric in cases:
-        agree, n_pairs, missing = me._agreement(metric, human, counts=True)
-        accuracy, n_pairs_again, missing_again = me._agreement(metric, human)
+        agree, n_pairs, missing = agreement_counts(metric, human, counts=True)
+        accuracy, n_pairs_again, missing_again = agreement_counts(metric, human)
         assert (native.kernels(me.KERNELS) is not None) == compiled
         assert agree.shape == accuracy.shape == (2, 3) and agree.dtype == accuracy.dtype == np.float64
         want = [[_mtme_agreement(list(human), list(row)) for row in block] for block in metric]
@@ -179,7 +183,7 @@ def test_agreement_is_mtme_loop_compiled_or_not(monkeypatch, request, compiled):
             assert np.array_equal(accuracy, agree / n_pairs, equal_nan=True)  # the division numpy does
         present = ~np.isnan(human)
         assert missing == missing_again == bool(np.isnan(metric[..., present]).any())
-        assert me._agreement(metric[1, 2], human, counts=True)[0].shape == ()  # one row: a 0-d array
+        assert agreement_counts(metric[1, 2], human, counts=True)[0].shape == ()  # one row: a 0-d array
     assert me.pairwise_agreement(cases[-1][1][1, 2], cases[-1][0]) == _mtme_agreement(*[list(x) for x in (
         cases[-1][0], cases[-1][1][1, 2])])
 
@@ -255,12 +259,12 @@ def test_pair_counts_are_mtme_float32_formula_compiled_or_not(monkeypatch, shape
                             axis=2)
     wide = partial[0, :2, 0].astype(np.float64)
     assert wide[0] - wide[1] < 1.0 and partial[0, 0, 0] - partial[0, 1, 0] >= np.float32(1.0)  # the case bites
-    compiled = me._exceed_counts(partial, sys_scores)
+    compiled = exceed_counts(partial, sys_scores)
     assert native.kernels(me.KERNELS) is not None
     assert compiled.dtype == np.int64 and np.array_equal(compiled, want)
     monkeypatch.setenv("HARNESS_NATIVE", "0")
     monkeypatch.delitem(native._loaded, me.KERNELS.name)
-    assert np.array_equal(me._exceed_counts(partial, sys_scores), want)
+    assert np.array_equal(exceed_counts(partial, sys_scores), want)
     assert native.kernels(me.KERNELS) is None
 
 
@@ -663,14 +667,14 @@ def test_pairs_test_early_stop_quirk():
     # MTME PairwisePermutationSigDiff checks the block boundary only inside ``if c2 - c1 >= delta``.
     large = np.array([True, False, True, True])
     # PermutationSigDiff: at draw 2 the running p = 1/2 > early_max = 0.4 -> stop after 2 draws
-    assert me._early_stop_scan(large, 0, 0, 2, 0.02, 0.4, pairs_quirk=False) == (1, 2, True)
+    assert early_stop_scan(large, 0, 0, 2, 0.02, 0.4, pairs_quirk=False) == (1, 2, True)
     # pairs test: draw 2 did not count, so no check; draw 4 counted, p = 3/4 > 0.4 -> stop after 4 draws
-    assert me._early_stop_scan(large, 0, 0, 2, 0.02, 0.4, pairs_quirk=True) == (3, 4, True)
+    assert early_stop_scan(large, 0, 0, 2, 0.02, 0.4, pairs_quirk=True) == (3, 4, True)
     # a low p-value can therefore never stop the pairs test early (its boundary draws count)
-    assert me._early_stop_scan(np.array([False, False]), 0, 0, 2, 0.02, 0.5, pairs_quirk=True) == (0, 2, False)
-    assert me._early_stop_scan(np.array([False, False]), 0, 0, 2, 0.02, 0.5, pairs_quirk=False) == (0, 2, True)
+    assert early_stop_scan(np.array([False, False]), 0, 0, 2, 0.02, 0.5, pairs_quirk=True) == (0, 2, False)
+    assert early_stop_scan(np.array([False, False]), 0, 0, 2, 0.02, 0.5, pairs_quirk=False) == (0, 2, True)
     # chunks continue the running count and draw index
-    assert me._early_stop_scan(np.array([True, True]), 2, 1, 2, 0.02, 0.9, pairs_quirk=False) == (3, 4, False)
+    assert early_stop_scan(np.array([True, True]), 2, 1, 2, 0.02, 0.9, pairs_quirk=False) == (3, 4, False)
 
 
 def test_soft_pairwise_accuracy_test_delta_offline():
@@ -687,7 +691,7 @@ def test_soft_pairwise_accuracy_test_draws_are_mtme_statistics():
     res = me.soft_pairwise_accuracy_test(a, b, h, n_draws=30, seed=3, block_size=30)
     za = scipy.stats.zscore(a.ravel()).reshape(a.shape)
     zb = scipy.stats.zscore(b.ravel()).reshape(b.shape)
-    swap = me._fair_bits(np.random.default_rng(3), (30, 4, 8))  # the test's swap decisions
+    swap = fair_bits(np.random.default_rng(3), (30, 4, 8))  # the test's swap decisions
     delta = me.soft_pairwise_accuracy(zb, h) - me.soft_pairwise_accuracy(za, h)
     large = [me.soft_pairwise_accuracy(np.where(s, za, zb), h) - me.soft_pairwise_accuracy(np.where(s, zb, za), h)
              >= delta for s in swap]
