@@ -424,7 +424,7 @@ def _tagged(refset: str, nrefs: int) -> object:
 def test_the_default_refset_is_the_one_with_most_references():
     """A job with dataset.refsets=each scores every reference alone and all together: without --refset the
     history follows the full set; with two sets of equal size it cannot choose (the caller then asks)."""
-    from harness.history import _widest_refset
+    from harness.history.runs import _widest_refset
 
     each = [_tagged("ref-C", 1), _tagged("ref-D", 1), _tagged("ref-C+ref-D", 2), _tagged("ref-C", 1)]
     assert _widest_refset(each) == "ref-C+ref-D"
@@ -452,3 +452,18 @@ def test_history_shows_the_current_record_after_a_revert(tmp_path, runs_with_sto
                              "--format", "json").stdout)
     row = next(v for v in got["versions"] if v["version"] == "1")
     assert row["bleu"] == pytest.approx(bleu_a, rel=1e-12)
+
+
+def test_the_results_are_frozen():
+    """A version, its step and the history are values: nothing downstream (output, gate, plot) can change them."""
+    import dataclasses
+
+    from harness.history import History, Step
+
+    v = _version("1", 0)
+    history = History("sys", "exp", "uri", "d", "ref", "sacrebleu", "", 0.05, 1, "bs", 10, (v,), (Step(),))
+    for obj, field in ((v, "bleu"), (Step(), "p_prev"), (history, "versions")):
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            setattr(obj, field, None)
+    with pytest.raises(ValueError, match="1 steps for 2 versions"):
+        History("sys", "exp", "uri", "d", "ref", "sacrebleu", "", 0.05, 1, "bs", 10, (v, v), (Step(),))
