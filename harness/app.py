@@ -84,6 +84,23 @@ def _record(job_dir: str, record: dict[str, Any]) -> None:
         log.warning("could not record the sweep job's outcome in %s: %s", job_dir, exc)
 
 
+def typed_config(cfg: Any) -> Any:
+    """The composed config as the schema's dataclasses (:class:`harness.job.config.HarnessConfig`), interpolations
+    resolved, after the checks struct mode misses (a key force-added with ``+key=value``, a ``_target_``); a value
+    the configs leave required (``???``) is a configuration error naming its key."""
+    from omegaconf import OmegaConf
+
+    from .errors import ConfigError
+    from .job.config import check_node
+
+    check_node(OmegaConf.to_container(cfg, resolve=False))
+    missing = sorted(OmegaConf.missing_keys(cfg))
+    if missing:
+        raise ConfigError(missing[0], "a value is required here (the config leaves it ???); give it as "
+                          f"{missing[0]}=VALUE")
+    return OmegaConf.to_object(cfg)
+
+
 def task(cfg: Any) -> float | None:
     """One job: the Hydra task function."""
     from hydra.core.hydra_config import HydraConfig
@@ -99,9 +116,8 @@ def task(cfg: Any) -> float | None:
     overrides = [str(o) for o in hc.overrides.task]
     label = " ".join(overrides) or "(no overrides)"
     try:
-        container = OmegaConf.to_container(cfg, resolve=True)
         config_yaml = OmegaConf.to_yaml(cfg, resolve=True)
-        spec = build_spec(container, overrides)
+        spec = build_spec(typed_config(cfg), overrides)
         from .runner import run_job  # after the config is checked: a config error costs no import of the job
 
         outcome = run_job(spec, config_yaml)

@@ -1,9 +1,13 @@
-"""The configuration schema of a harness job: every key of ``conf/`` and of the command line, as dataclasses.
+"""The configuration schema of a harness job: every key of ``conf/`` and of the command line, as dataclasses, and
+the one place their defaults live (``conf/config.yaml`` only chooses the config groups; ``harness --cfg job``
+prints every key with its value).
 
-OmegaConf validates every YAML file and override against these (struct mode) when the Hydra app composes them;
-keys force-added with ``+key=value`` bypass struct mode, so :func:`check_keys` walks the composed config again
-and refuses anything the schema does not know, naming the key and the closest valid one. No config is ever
-instantiated (``_target_`` is refused): variants map to BLEU options through our own registry.
+OmegaConf validates every YAML file and override against these (struct mode) when the Hydra app composes them and
+gives the job a :class:`HarnessConfig` (``OmegaConf.to_object``); callers without Hydra (the tests, the tools)
+pass plain containers, which :func:`harness_config` checks and types the same way, defaults from here. Keys
+force-added with ``+key=value`` bypass struct mode, so :func:`check_keys` refuses anything the schema does not
+know, naming the key and the closest valid one. No config is ever instantiated (``_target_`` is refused): variants
+map to BLEU options through our own registry.
 
 This module imports neither Hydra nor OmegaConf: the app registers the schema (``harness.app``).
 """
@@ -12,7 +16,7 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import MISSING, dataclass, field, fields, is_dataclass, make_dataclass
-from typing import Any, Callable, Dict, List, Optional, Sequence, get_args, get_origin, get_type_hints
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, get_args, get_origin, get_type_hints
 
 from ..core.options import OPTION_NAMES, SENTENCE_EFFECTIVE_ORDER, BleuOptions
 from ..errors import ConfigError
@@ -83,6 +87,10 @@ class HumanConfig:
 
 @dataclass
 class HarnessConfig:
+    """A job. Every key can be overridden on the command line (``key=value``; ``-m`` sweeps)."""
+
+    #: The MLflow experiment and the folder under ``runs_dir``: the bundle's name; null = the dataset's name (and a
+    #: ``dataset.root`` given on the command line names the experiment after the dataset unless this is given too).
     experiment_name: Optional[str] = None
     description: str = ""
     dataset: DatasetConfig = field(default_factory=DatasetConfig)
@@ -90,15 +98,23 @@ class HarnessConfig:
     refset: Optional[RefsetConfig] = None
     human: HumanConfig = field(default_factory=HumanConfig)
     bleu: Dict[str, BleuVariantConfig] = field(default_factory=dict)  # type: ignore[valid-type]
+    #: Tables, report and figures of this job (null = ``runs_dir/<experiment_name>/<job name>-<hash>``).
     output_dir: Optional[str] = None
+    #: Where generated output, the statistics cache and the local MLflow store live.
     runs_dir: str = "runs"
+    #: MLflow tracking URI; null = a SQLite file under runs_dir (``runs/mlflow.db``), artifacts in
+    #: ``runs/mlartifacts``.
     tracking_uri: Optional[str] = None
     tracking: bool = True
     tracking_retries: int = 2
     tracking_timeout: int = 10
+    #: Paths that config files and dataset files (``meta.json`` entries, symlinks) may point to (null = the working
+    #: directory); paths given on the command line and the bundled data are always allowed.
     allowed_roots: Optional[List[str]] = None
+    #: Resampling (bootstrap intervals, paired tests, correlation intervals): an explicit seed, sacrebleu's default.
     seed: int = 12345
     n_samples: int = 1000
+    #: Recompute the statistics even if they are cached under ``runs/cache``.
     force: bool = False
     segment_table: bool = True
     significance: bool = True
@@ -106,8 +122,12 @@ class HarnessConfig:
     figures: bool = True  # PNG + PDF figures of the job (false: a faster job, e.g. in a large sweep)
     paper_protocol: bool = False
     meta_eval: bool = False
+    #: Pairs of systems to compare in depth (``[[A,B],...]``, or ``[[NAME]]`` for its last two versions): a
+    #: comparison page each (as ``harness-compare``).
     compare: List[List[str]] = field(default_factory=list)
+    #: Progress bars on stderr: null = only when stderr is a terminal.
     progress: Optional[bool] = None
+    #: MLflow's and alembic's logs too.
     verbose: bool = False
 
 
@@ -174,3 +194,37 @@ def check_keys(node: Any, schema: Any = HarnessConfig, path: str = "") -> None:
             hint = f"; did you mean {path + '.' if path else ''}{close[0]}?" if close else ""
             raise ConfigError(where, f"unknown configuration key{hint}", sorted(hints))
         check_keys(value, schema_of(hints[key]), where)
+
+
+def check_node(node: Mapping[str, Any], schema: Any = HarnessConfig) -> None:
+    """No ``_target_`` anywhere and no key the schema does not know (:func:`refuse_targets`, :func:`check_keys`):
+    what struct mode misses in a composed config (keys force-added with ``+key=value``)."""
+    refuse_targets(dict(node))
+    check_keys(dict(node), schema)
+
+
+def harness_config(node: Mapping[str, Any]) -> HarnessConfig:
+    """A composed config given as plain containers (``hydra`` excluded), checked (:func:`check_node`) and typed:
+    every key it leaves out takes the schema's default. Values are not converted;
+    :func:`harness.job.spec.build_spec` checks them."""
+    check_node(node)
+    return _typed(dict(node), HarnessConfig)
+
+
+def bleu_variant(node: Mapping[str, Any]) -> Any:
+    """One BLEU variant given as a plain mapping, checked and typed (a ``BleuVariantConfig``)."""
+    check_node(node, BleuVariantConfig)
+    return _typed(dict(node), BleuVariantConfig)
+
+
+def _typed(node: Mapping[str, Any], schema: Any) -> Any:
+    hints = get_type_hints(schema)
+    values = {}
+    for key, value in node.items():
+        inner = schema_of(hints[key])
+        if isinstance(inner, dict) and isinstance(value, Mapping):
+            value = {k: _typed(v, inner["*"]) if isinstance(v, Mapping) else v for k, v in value.items()}
+        elif inner is not None and isinstance(value, Mapping):
+            value = _typed(value, inner)
+        values[key] = value
+    return schema(**values)

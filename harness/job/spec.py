@@ -1,9 +1,10 @@
 """The spec of a job: what to score and where results go, validated from the composed config, reading nothing.
 
-:func:`build_spec` turns the composed configuration (plain containers, Hydra's node already removed) and the
-command-line overrides into a frozen :class:`JobSpec`. It checks every value that can be checked without reading
-an input: keys, BLEU variants and tokenizers, seed range, ``n_samples``, reference-set syntax, paths of the
-outputs (not a file, not under a file, writable). Reading the inputs is :mod:`harness.job.inputs`' job.
+:func:`build_spec` turns the composed configuration (a :class:`~.config.HarnessConfig`, or plain containers typed
+by :func:`~.config.harness_config`) and the command-line overrides into a frozen :class:`JobSpec`. It checks every
+value that can be checked without reading an input: keys, BLEU variants and tokenizers, seed range, ``n_samples``,
+reference-set syntax, paths of the outputs (not a file, not under a file, writable). Reading the inputs is
+:mod:`harness.job.inputs`' job.
 
 Names and places (DESIGN 1.7): a job's folder is ``runs_dir/<experiment>/<job>``, one level, ``<job>`` a short
 readable name from the meaningful overrides (a path value shortened to its last component) plus a short hash of
@@ -18,16 +19,16 @@ import hashlib
 import json
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from ..core.options import SENTENCE_EFFECTIVE_ORDER, BleuOptions, make_options, sentence_options
+from ..core.options import OPTION_NAMES, SENTENCE_EFFECTIVE_ORDER, BleuOptions, make_options, sentence_options
 from ..core.resampling import check_n_samples, check_seed
 from ..errors import ConfigError
 from ..text.reading import safe_name
-from .config import PRESENTATION_KEYS, check_keys, refuse_targets
+from .config import PRESENTATION_KEYS, HarnessConfig, bleu_variant, harness_config
 
 DEMO_DATASET = "wmt21_news_ende"
 #: ``dataset.refsets`` values besides an explicit list of lists.
@@ -144,21 +145,27 @@ class JobSpec:
 
 
 def build_variants(bleu: Mapping[str, Any]) -> tuple[Variant, ...]:
-    """Every selected ``conf/bleu`` variant as resolved options (a ConfigError names ``bleu.NAME.KEY``)."""
+    """Every selected ``conf/bleu`` variant (a ``BleuVariantConfig``) as resolved options (a ConfigError names
+    ``bleu.NAME.KEY``)."""
     if not bleu:
         raise ConfigError("bleu", "no BLEU variant selected; pick one or more, e.g. bleu=sacrebleu or "
                           "'bleu=[sacrebleu,intl]'")
     out = []
     for key, v in bleu.items():
-        options = {k: val for k, val in v.items() if k not in ("name", SENTENCE_EFFECTIVE_ORDER)}
-        if options.get("weights") is not None:
+        if isinstance(v, Mapping):
+            v = bleu_variant(v)
+        if not hasattr(v, "name"):
+            raise ConfigError(f"bleu.{key}", f"expected a BLEU variant (its options), got {v!r}", got=v)
+        options = {name: getattr(v, name) for name in OPTION_NAMES}
+        if options["weights"] is not None:
             options["weights"] = tuple(options["weights"])
         try:
             opts = make_options(**options)
-            sentence = sentence_options(opts, v.get(SENTENCE_EFFECTIVE_ORDER))
+            sentence = sentence_options(opts, getattr(v, SENTENCE_EFFECTIVE_ORDER))
         except ConfigError as exc:
             raise exc.under(f"bleu.{key}") from None
-        out.append(Variant(safe_name(str(v.get("name") or key), f"bleu.{key}.name"), opts, sentence))
+        name = v.name if v.name not in (None, "", "???") else key
+        out.append(Variant(safe_name(str(name), f"bleu.{key}.name"), opts, sentence))
     names = [v.name for v in out]
     if len(set(names)) != len(names):
         raise ConfigError("bleu", f"variant names must be unique, got {names}")
@@ -232,14 +239,13 @@ def _resolved(value: Any) -> Any:
     return value
 
 
-def resolve_paths(config: dict[str, Any], overrides: Sequence[str]) -> tuple[dict[str, Any], list[str]]:
+def resolve_paths(config: HarnessConfig, overrides: Sequence[str]) -> tuple[HarnessConfig, list[str]]:
     """``config`` and ``overrides`` with every value of :data:`PATH_KEYS` resolved (see there)."""
-    config = {k: dict(v) if isinstance(v, dict) else v for k, v in config.items()}
     for key in PATH_KEYS:
         group, name = key.split(".")
-        node = config.get(group)
-        if isinstance(node, dict) and node.get(name) is not None:
-            node[name] = _resolved(node[name])
+        node = getattr(config, group)
+        if node is not None and getattr(node, name) is not None:
+            config = replace(config, **{group: replace(node, **{name: _resolved(getattr(node, name))})})
     out = []
     for item in overrides:
         sign = item[: len(item) - len(item.lstrip("+~"))]
@@ -312,93 +318,86 @@ def _int(value: Any, key: str) -> int:
 # ---------------------------------------------------------------------------------------------------------------
 
 
-def build_spec(config: Mapping[str, Any], overrides: Sequence[str] = ()) -> JobSpec:
-    """Validate the composed config (plain containers without Hydra's node) and describe the job.
+def build_spec(config: HarnessConfig | Mapping[str, Any], overrides: Sequence[str] = ()) -> JobSpec:
+    """Validate the composed config and describe the job.
 
-    ``overrides`` are the command-line overrides: they decide the job's name, which paths were given on the
-    command line (allowed wherever they are), and whether ``dataset.root`` came from there (then the experiment is
-    named after the dataset unless ``experiment_name`` is given too).
+    ``config`` is the typed config Hydra composed (``OmegaConf.to_object``) or plain containers (the schema's
+    defaults fill what they leave out). ``overrides`` are the command-line overrides: they name the job, and
+    paths given there may lie anywhere (paths from config files must lie under ``allowed_roots``); with
+    ``dataset.root`` among them, the experiment is named after the dataset unless ``experiment_name`` is given too).
     """
-    config = dict(config)
-    refuse_targets(config)
-    check_keys(config)
-    config, overrides = resolve_paths(config, overrides)
+    cfg = config if isinstance(config, HarnessConfig) else harness_config(config)
+    cfg, overrides = resolve_paths(cfg, overrides)
     given = override_keys(overrides)
     from_cli = set(given)
 
-    variants = build_variants(config.get("bleu") or {})
-    seed = int(check_seed(_int(config.get("seed"), "seed")) or 0)
-    n_samples = check_n_samples(config.get("n_samples"), "n_samples")
+    variants = build_variants(cfg.bleu)
+    seed = int(check_seed(_int(cfg.seed, "seed")) or 0)
+    n_samples = check_n_samples(cfg.n_samples, "n_samples")
 
     roots = [Path(bundled_data()).resolve()]
-    roots += ([Path.cwd().resolve()] if config.get("allowed_roots") is None
-              else [_path(r, "allowed_roots") for r in config["allowed_roots"]])
+    roots += ([Path.cwd().resolve()] if cfg.allowed_roots is None
+              else [_path(r, "allowed_roots") for r in cfg.allowed_roots])
 
     def input_path(value: Any, key: str) -> Path:
         path = _path(value, key)
         return path if key in from_cli else check_allowed(path, key, roots)
 
-    ds = config.get("dataset") or {}
-    root = None if ds.get("root") is None else input_path(ds["root"], "dataset.root")
-    dataset_name = None
-    if ds.get("name") is not None:
-        dataset_name = safe_name(str(ds["name"]), "dataset.name")
+    ds = cfg.dataset
+    root = None if ds.root is None else input_path(ds.root, "dataset.root")
+    dataset_name = None if ds.name is None else safe_name(str(ds.name), "dataset.name")
     system = None
-    if config.get("system") is not None:
-        s = config["system"]
-        system = ExplicitSystem(safe_name(s.get("name"), "system.name"), input_path(s.get("path"), "system.path"),
-                                None if s.get("version") is None else str(s["version"]), bool(s.get("human")),
-                                {str(k): str(v) for k, v in (s.get("metadata") or {}).items()})
+    if cfg.system is not None:
+        s = cfg.system
+        system = ExplicitSystem(safe_name(s.name, "system.name"), input_path(s.path, "system.path"),
+                                None if s.version is None else str(s.version), bool(s.human),
+                                {str(k): str(v) for k, v in (s.metadata or {}).items()})
     refset_paths: tuple[Path, ...] = ()
-    if config.get("refset") is not None:
-        paths = config["refset"].get("paths") or []
-        if not paths:
+    if cfg.refset is not None:
+        if not cfg.refset.paths:
             raise ConfigError("refset.paths", "an explicit refset needs at least one file")
         key = "refset.paths"
         refset_paths = tuple(_path(p, key) if key in from_cli else check_allowed(_path(p, key), key, roots)
-                             for p in paths)
+                             for p in cfg.refset.paths)
     if root is None and not refset_paths:
         raise ConfigError("dataset.root", "no references: give a dataset folder (dataset.root=DIR) or an explicit "
                           "refset (refset=NAME)")
     if root is None and system is None:
         raise ConfigError("system", "no systems to score: give a dataset folder or a system config")
 
-    h = config.get("human") or {}
-    select = str(h.get("select") or "all")
+    h = cfg.human
+    select = str(h.select)
     human = HumanSelection(select=select)
     if select == "files":
-        seg = None if h.get("seg_path") is None else input_path(h["seg_path"], "human.seg_path")
-        sys_ = None if h.get("sys_path") is None else input_path(h["sys_path"], "human.sys_path")
+        seg = None if h.seg_path is None else input_path(h.seg_path, "human.seg_path")
+        sys_ = None if h.sys_path is None else input_path(h.sys_path, "human.sys_path")
         if seg is None and sys_ is None:
             raise ConfigError("human.seg_path", "explicit human scores need human.seg_path or human.sys_path")
-        human = HumanSelection("files", safe_name(str(h.get("name") or "human"), "human.name"), seg, sys_,
-                               True if h.get("higher_is_better") is None else bool(h["higher_is_better"]))
+        human = HumanSelection("files", safe_name(str(h.name or "human"), "human.name"), seg, sys_,
+                               True if h.higher_is_better is None else bool(h.higher_is_better))
     elif select not in ("all", "none"):
         safe_name(select, "human")
 
-    runs_dir = check_output_folder(_path(config.get("runs_dir") or "runs", "runs_dir"), "runs_dir")
-    experiment = config.get("experiment_name")
+    runs_dir = check_output_folder(_path(cfg.runs_dir, "runs_dir"), "runs_dir")
+    experiment = cfg.experiment_name
     if "dataset.root" in from_cli and "experiment_name" not in from_cli:
         experiment = None  # the dataset's name, known once its folder is read
     if experiment is not None:
         experiment = safe_name(str(experiment), "experiment_name")
-    out = None
-    if config.get("output_dir") is not None:
-        out = check_output_folder(_path(config["output_dir"], "output_dir"), "output_dir")
+    out = None if cfg.output_dir is None else check_output_folder(_path(cfg.output_dir, "output_dir"), "output_dir")
 
     tracking_uri = None
-    if config.get("tracking", True):
-        uri = config.get("tracking_uri")
-        tracking_uri = str(uri) if uri else f"sqlite:///{runs_dir / 'mlflow.db'}"
+    if cfg.tracking:
+        tracking_uri = str(cfg.tracking_uri) if cfg.tracking_uri else f"sqlite:///{runs_dir / 'mlflow.db'}"
     compare = []
-    for pair in config.get("compare") or []:
+    for pair in cfg.compare or []:
         if not isinstance(pair, (list, tuple)) or len(pair) not in (1, 2):
             raise ConfigError("compare", "expected pairs of systems [[A,B],...] or [[NAME]] for the last two "
                               f"versions of NAME, got {pair!r}", got=pair)
         compare.append(tuple(str(x) for x in pair))
     for key in ("tracking_retries", "tracking_timeout"):
-        if _int(config.get(key), key) < 0:
-            raise ConfigError(key, f"must be >= 0, got {config[key]}", got=config[key])
+        if _int(getattr(cfg, key), key) < 0:
+            raise ConfigError(key, f"must be >= 0, got {getattr(cfg, key)}", got=getattr(cfg, key))
 
     return JobSpec(
         experiment=experiment,
@@ -407,32 +406,32 @@ def build_spec(config: Mapping[str, Any], overrides: Sequence[str] = ()) -> JobS
         runs_dir=runs_dir,
         dataset_root=root,
         dataset_name=dataset_name,
-        refs=None if ds.get("refs") is None else tuple(safe_name(r, "dataset.refs") for r in ds["refs"]),
-        refsets=_check_refsets_syntax(ds.get("refsets", "all")),
-        systems=None if ds.get("systems") is None else tuple(str(s) for s in ds["systems"]),
-        strict=bool(ds.get("strict", False)),
+        refs=None if ds.refs is None else tuple(safe_name(r, "dataset.refs") for r in ds.refs),
+        refsets=_check_refsets_syntax(ds.refsets),
+        systems=None if ds.systems is None else tuple(str(s) for s in ds.systems),
+        strict=bool(ds.strict),
         system=system,
         refset_paths=refset_paths,
         human=human,
         variants=variants,
         seed=seed,
         n_samples=n_samples,
-        significance=bool(config.get("significance", True)),
-        correlation=bool(config.get("correlation", True)),
-        figures=bool(config.get("figures", True)),
-        paper_protocol=bool(config.get("paper_protocol", False)),
-        meta_eval=bool(config.get("meta_eval", False)),
+        significance=bool(cfg.significance),
+        correlation=bool(cfg.correlation),
+        figures=bool(cfg.figures),
+        paper_protocol=bool(cfg.paper_protocol),
+        meta_eval=bool(cfg.meta_eval),
         compare=tuple(compare),
-        segment_table=bool(config.get("segment_table", True)),
-        force=bool(config.get("force", False)),
-        progress=config.get("progress"),
-        verbose=bool(config.get("verbose", False)),
+        segment_table=bool(cfg.segment_table),
+        force=bool(cfg.force),
+        progress=cfg.progress,
+        verbose=bool(cfg.verbose),
         tracking_uri=tracking_uri,
-        tracking_retries=int(config.get("tracking_retries", 2)),
-        tracking_timeout=int(config.get("tracking_timeout", 10)),
+        tracking_retries=int(cfg.tracking_retries),
+        tracking_timeout=int(cfg.tracking_timeout),
         allowed_roots=tuple(roots),
         overrides=tuple(overrides),
-        config=config,
+        config=asdict(cfg),
     )
 
 
