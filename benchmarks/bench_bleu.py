@@ -385,14 +385,14 @@ def _task_sentence(spec: dict[str, Any]) -> dict[str, Any]:
         import harness
         from harness.core.bleu import corpus_score, sentence_scores
         from harness.core.options import make_options
-        from harness.text.pipeline import segment_statistics
+        from harness.text.pipeline import lines_statistics
 
         opts = make_options(effective_order=True)  # sacrebleu's sentence_bleu / --sentence-level
         harness.corpus_bleu(hyps[:30_000], [r[:30_000] for r in refs])  # warm-up (kernels, thread pool)
-        st = timed(lambda: segment_statistics(hyps, refs, opts), repeats)
+        st = timed(lambda: lines_statistics(hyps, refs, opts), repeats)
         stats = st["result"]
         sc = timed(lambda: sentence_scores(stats, opts), repeats)
-        corpus = timed(lambda: corpus_score(segment_statistics(hyps, refs, make_options()), make_options()), 1)
+        corpus = timed(lambda: corpus_score(lines_statistics(hyps, refs, make_options()), make_options()), 1)
         scores = np.asarray(sc["result"].score)
         assert scores.shape == (n,)
         return {"stats": st["wall"], "scores": sc["wall"], "total": st["wall"] + sc["wall"],
@@ -410,7 +410,7 @@ def _task_sentence(spec: dict[str, Any]) -> dict[str, Any]:
 
 def _task_stages(spec: dict[str, Any]) -> dict[str, Any]:
     """Where the harness time goes on ``n`` segments x ``refs`` references: the stages of the compiled path called
-    one by one in one thread, chunk by chunk as ``segment_statistics`` cuts the corpus (text straight to ids,
+    one by one in one thread, chunk by chunk as ``lines_statistics`` cuts the corpus (text straight to ids,
     :mod:`harness.text.token_ids`), each stage's time summed over the chunks, next to a real ``corpus_bleu`` call
     (chunks in a thread per core); and, on the same chunks, the Python path (token lists from
     :mod:`harness.text.tokenizers`, then a dict vocabulary and numpy counting)."""
@@ -869,7 +869,7 @@ def main(argv: list[str] | None = None) -> int:
            "decimals here (`-w 10`).",
            "", "### (d) Sentence BLEU of every segment", "",
            f"sacrebleu: `BLEU(effective_order=True).sentence_score` per segment, timed on {sample:,} evenly spaced "
-           f"segments and **extrapolated** to all {mid:,}. harness: statistics once (`segment_statistics`) + "
+           f"segments and **extrapolated** to all {mid:,}. harness: statistics once (`lines_statistics`) + "
            "`harness.core.bleu.sentence_scores` (vectorised), same options; the sampled scores were compared.", "",
            md_table(["corpus", "sacrebleu s (extrapolated)", "harness s", "ratio", "harness: statistics s",
                      "harness: sentence_scores s", "harness corpus BLEU s (for comparison)", "max abs diff"], rows_d),

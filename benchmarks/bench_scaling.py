@@ -193,7 +193,7 @@ def _task_variants(spec: dict[str, Any]) -> dict[str, Any]:
     import harness
     from harness.core.bleu import corpus_score
     from harness.core.options import make_options
-    from harness.text.pipeline import segment_statistics
+    from harness.text.pipeline import lines_statistics
     from harness.text.reading import read_text
 
     d, v = Path(spec["dir"]), spec["v"]
@@ -203,7 +203,7 @@ def _task_variants(spec: dict[str, Any]) -> dict[str, Any]:
     refs = [read_text(d / f"ref{k + 1}.txt").lines for k in range(N_REFS)]
 
     def shared() -> list[float]:
-        stats = segment_statistics(hyp, refs, variants[0])  # 13a for all of them: one tokenization, one count
+        stats = lines_statistics(hyp, refs, variants[0])  # 13a for all of them: one tokenization, one count
         return [corpus_score(stats, o).score for o in variants]
 
     def naive() -> list[float]:

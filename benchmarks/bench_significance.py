@@ -244,11 +244,11 @@ def main(argv: list[str] | None = None) -> int:
             t_proc, c_proc, _ = timed(lambda: run_process(cmd_ours), repeat)
             results.append((label, test, t_proc, c_proc, repeat))
 
-        t_all, c_all, comps = timed(lambda: sig.all_pairs(stats, fn, "bs", n_bs), repeat)
+        t_all, c_all, comps = timed(lambda: sig.all_differences(stats, fn, "bs", n_bs), repeat)
         results.append((f"harness all pairs ({len(comps)}) bs x {n_bs}, test only", "bs", t_all, c_all, repeat))
-        t_all_s, c_all_s, _ = timed(lambda: sig.all_pairs(our_stats(), fn, "bs", n_bs), repeat)
+        t_all_s, c_all_s, _ = timed(lambda: sig.all_differences(our_stats(), fn, "bs", n_bs), repeat)
         results.append((f"harness all pairs ({len(comps)}) bs x {n_bs}, stats + test", "bs", t_all_s, c_all_s, repeat))
-        t_all_ar, c_all_ar, _ = timed(lambda: sig.all_pairs(stats, fn, "ar", n_ar), max(1, repeat // 2))
+        t_all_ar, c_all_ar, _ = timed(lambda: sig.all_differences(stats, fn, "ar", n_ar), max(1, repeat // 2))
         results.append((f"harness all pairs ({len(comps)}) ar x {n_ar}, test only", "ar", t_all_ar, c_all_ar,
                         max(1, repeat // 2)))
         clusters = sig.significance_clusters(comps)

@@ -339,15 +339,15 @@ def harness_overrides(dataset: str, variants: tuple[str, ...], n_samples: int, s
 #: The job's functions timed in process: (module, attribute, label, depth).
 PHASES = [
     ("harness.runner", "load_inputs", "read and check inputs", 0),
-    ("harness.runner", "compute_statistics", "statistics (tokenize + count)", 0),
+    ("harness.runner", "job_statistics", "statistics (tokenize + count)", 0),
     ("harness.runner", "analyse", "analysis", 0),
     ("harness.job.analysis", "score_cells", "corpus + sentence BLEU", 1),
     ("harness.job.analysis", "resample", "bootstrap CIs + all-pairs paired bootstrap", 1),
     ("harness.job.analysis", "correlations", "correlations with the human scores", 1),
     ("harness.job.analysis", "system_level_subsets", "system level (+ bootstrap CIs)", 2),
     ("harness.job.analysis", "segment_level", "segment level (+ bootstrap CIs)", 2),
-    ("harness.job.analysis", "wmt_statistics", "WMT statistics (pairwise acc., soft pairwise acc., acc_eq)", 1),
-    ("harness.job.analysis", "compare_variants", "variants compared (paired bootstrap of Pearson r)", 1),
+    ("harness.job.analysis", "meta_evaluate", "WMT statistics (pairwise acc., soft pairwise acc., acc_eq)", 1),
+    ("harness.job.analysis", "variant_differences", "variants compared (paired bootstrap of Pearson r)", 1),
     ("harness.runner", "write_tables", "tables (meanwhile a child process draws the figures)", 0),
     ("harness.runner", "start_tracking", "MLflow start-up: store + experiment (a new SQLite store: a copy of the "
      "cached template), while the figures are drawn", 0),
@@ -425,8 +425,8 @@ def harness_main(cfg: dict[str, Any]) -> dict[str, Any]:
         mean, half = (c.ci_low + c.ci_high) / 2, (c.ci_high - c.ci_low) / 2
         scores[f"{c.refset}|{c.variant.name}|{c.system.label}"] = {
             "score": c.score.score, "ci_mean": mean, "ci": half, "sentence": [float(x) for x in c.sentence]}
-    pairs = {f"{k.refset}|{k.variant}|{k.a.label}|{k.b.label}": k.comparison.p_value for k in result.comparisons
-             if k.comparison.test == "paired_bs"}
+    pairs = {f"{k.refset}|{k.variant}|{k.a.label}|{k.b.label}": k.outcome.p_value for k in result.differences
+             if k.outcome.test == "paired_bs"}
     corrs = {}
     for r in result.correlations:
         c = r.correlation

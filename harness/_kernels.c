@@ -7,7 +7,7 @@
  *   (harness.text.token_ids / counting / pipeline say what each argument is);
  * - tau_b: Kendall tau-b of resampled weightings (harness.core.correlation);
  * - exceed_counts, agreement: the pair counts of mt-metrics-eval's permutation p-values and pairwise accuracy
- *   (harness.core.meta_eval).
+ *   (harness.core.mtme).
  *
  * Every function takes its arrays as addresses (Python ints) or objects with the buffer protocol (bytes, numpy
  * arrays, ctypes arrays), and integers; it allocates nothing, reads and writes only within the sizes its
@@ -493,7 +493,7 @@ static int64_t lines_end(const uint8_t *text, int64_t start, int64_t end, int64_
     return -1 - found;
 }
 
-/* sacrebleu's clipped n-gram matching of every segment (harness.text.token_ids.count_statistics says what the
+/* sacrebleu's clipped n-gram matching of every segment (harness.text.token_ids.count_ids says what the
    arguments are): per segment and order, the distinct reference n-grams fill an open-addressing table keyed by
    the slot of their first n - 1 tokens in the previous order's table and their last token */
 static int64_t count(const int64_t *h_ids, const int64_t *h_off, const int64_t *r_ids, const int64_t *r_off,
@@ -657,7 +657,7 @@ static int64_t exceed_counts(const float *partial, const float *sys_scores, cons
 }
 
 /* Pairwise agreement of every row of metric[v, s] with human[s] (MTME stats.Agreement): see
-   harness.core.meta_eval._agreement for what out holds */
+   harness.core.mtme.accuracy._agreement for what out holds */
 static int64_t agreement(const double *metric, const double *human, int64_t v, int64_t s, double *out) {
     int64_t present = 0, missing = 0;
     for (int64_t i = 0; i < s; i++) present += human[i] == human[i];

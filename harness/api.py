@@ -11,14 +11,14 @@ from .core.bleu import BleuScore, corpus_score
 from .core.options import BleuOptions, make_options
 from .core.profiles import get_profile
 from .core.stats import SegmentStats
-from .text.pipeline import segment_statistics
+from .text.pipeline import lines_statistics
 
 
 def corpus_statistics(hypotheses: Sequence[str], references: Sequence[Sequence[str | None]],
                       **options: Any) -> SegmentStats:
     """Per-segment sufficient statistics (see :mod:`harness.core.stats`) under ``options``, for scoring many
     variants or resampling without re-tokenizing: ``harness.core.bleu.corpus_score(stats, opts)``."""
-    return segment_statistics(hypotheses, references, make_options(**options))
+    return lines_statistics(hypotheses, references, make_options(**options))
 
 
 def corpus_bleu(hypotheses: Sequence[str], references: Sequence[Sequence[str | None]], **options: Any) -> BleuScore:
@@ -29,7 +29,7 @@ def corpus_bleu(hypotheses: Sequence[str], references: Sequence[Sequence[str | N
     100.0
     """
     opts = make_options(**options)
-    return corpus_score(segment_statistics(hypotheses, references, opts), opts)
+    return corpus_score(lines_statistics(hypotheses, references, opts), opts)
 
 
 def sentence_bleu(hypothesis: str, references: Sequence[str], **options: Any) -> BleuScore:
@@ -49,4 +49,4 @@ def sentence_bleu(hypothesis: str, references: Sequence[str], **options: Any) ->
         raise ValueError("references: at least one reference is needed")
     options.setdefault("effective_order", get_profile(options.get("profile", BleuOptions.profile)).effective_order)
     opts = make_options(**options)
-    return corpus_score(segment_statistics([hypothesis], [[r] for r in refs], opts), opts)
+    return corpus_score(lines_statistics([hypothesis], [[r] for r in refs], opts), opts)

@@ -6,8 +6,8 @@
     harness-compare --dataset DIR A B                            # systems of a dataset folder (NAME or NAME@VERSION)
     harness-compare --dataset DIR NAME                           # the last two versions of NAME
 
-It reads the texts (strict reading, equal line counts), counts the statistics once through the one pipeline
-(:func:`harness.text.pipeline.systems_statistics`), runs :func:`harness.job.comparison.compare_systems` (seeded:
+It reads the texts (strict reading, equal line counts), runs :func:`harness.job.comparison.compare` on one
+:class:`~harness.job.comparison.ComparisonRequest` (the texts counted once through the one text pipeline; seeded:
 ``--seed``, ``--n-samples``) and writes the page (default ``compare-A-vs-B.html`` in the current folder) and the
 same numbers as Parquet tables next to it (``<page stem>.<table>.parquet``); ``--format json`` prints the numbers.
 In dataset mode the source (``src.txt``) and the human segment scores of one kind (``--human``, default the

@@ -33,7 +33,7 @@ from .job.folder import PENDING, JobFolder
 from .job.inputs import check_selection, dataset_name, layout_of, load_inputs
 from .job.result import JobResult
 from .job.spec import JobSpec, identity_digest
-from .job.statistics import StatisticsCache, blocks, compute_statistics
+from .job.statistics import StatisticsCache, blocks, job_statistics
 from .job.tables import build_tables
 from .progress import Progress
 from .sinks.parquet import write_table
@@ -172,7 +172,7 @@ def _run_job(spec: JobSpec, config_yaml: str, out: TextIO | None) -> Outcome:
                            else None)
                 cache = StatisticsCache(spec.runs_dir / "cache" / "stats", enabled=not spec.force)
                 with progress.phase("statistics", len(blocks(inputs, spec.variants)), "block") as bar:
-                    statistics = compute_statistics(inputs, spec.variants, cache, progress=bar)
+                    statistics = job_statistics(inputs, spec.variants, cache, progress=bar)
                 n_groups = len(inputs.refsets) * len(spec.variants) * (1 + len(inputs.human))
                 with progress.phase("resampling and correlations", n_groups, "group") as bar:
                     result = analyse(spec, inputs, statistics, experiment, bar)

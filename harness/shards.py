@@ -15,7 +15,7 @@ The files never travel through the scheduler: the workers read them from the sha
 2. *Shards* (in the workers): each task reads its line range of the hypothesis and of every reference file (a
    seek and a read; at most one 1 MiB block is scanned to find each boundary), checks it with
    :func:`harness.text.reading.read_text` itself (strict UTF-8, BOM, control and separator characters, CRLF), then
-   tokenizes and counts with :func:`harness.text.pipeline.segment_statistics`. Errors name the file and the *global*
+   tokenizes and counts with :func:`harness.text.pipeline.lines_statistics`. Errors name the file and the *global*
    line number (and byte offset), as a single-process read would.
 3. The client concatenates the shards in order (:meth:`SegmentStats.concat`) and scores
    (:func:`harness.core.bleu.corpus_score`).
@@ -49,7 +49,7 @@ from .core.bleu import BleuScore, corpus_score
 from .core.options import BleuOptions, make_options
 from .core.stats import SegmentStats
 from .errors import HarnessError, InputError
-from .text.pipeline import segment_statistics
+from .text.pipeline import lines_statistics
 from .text.reading import BadCharacterError, EncodingError, TextFile, check_parallel, hex_excerpt, parse_text, read_text
 
 __all__ = ["DEFAULT_SHARD_SEGMENTS", "MissingExtraError", "sharded_corpus_bleu", "sharded_statistics"]
@@ -217,7 +217,7 @@ def _read_span(span: _Span, strict: bool) -> list[str]:
 
 def _shard_impl(spans: Sequence[_Span], opts: BleuOptions, strict: bool) -> SegmentStats:
     lines = [_read_span(span, strict) for span in spans]
-    return segment_statistics(lines[0], lines[1:], opts)
+    return lines_statistics(lines[0], lines[1:], opts)
 
 
 def _probe(path: str) -> tuple[int, bytes, bytes] | _Failure:
@@ -361,7 +361,7 @@ def sharded_statistics(hyp_path: str | os.PathLike[str], ref_paths: Sequence[str
                        client: Any = None, strict: bool = False) -> SegmentStats:
     """Per-segment statistics of a hypothesis file against reference files (one reference per file, one segment
     per line), computed in shards of ``shard_segments`` lines on a Dask cluster and concatenated in order:
-    identical to ``segment_statistics(read_text(hyp).lines, [read_text(r).lines ...], opts)``.
+    identical to ``lines_statistics(read_text(hyp).lines, [read_text(r).lines ...], opts)``.
 
     ``client``: a ``distributed.Client``, a scheduler address (``"tcp://host:8786"``: connected for this call),
     or ``None`` (the current default client, else a temporary local cluster with one process per core).

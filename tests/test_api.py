@@ -438,11 +438,11 @@ def test_mecab_tokenizers_equal_sacrebleu(tokenize, hyps, refs):
 
 
 def test_chunked_streaming_equals_one_chunk(data):
-    from harness.text.pipeline import segment_statistics
+    from harness.text.pipeline import lines_statistics
 
     opts = make_options()
     hyps = data["systems"]["Nemo"]
-    whole = segment_statistics(hyps, data["refs"], opts, chunk=10_000)
-    pieces = segment_statistics(hyps, data["refs"], opts, chunk=37)  # boundaries aligned to nothing
+    whole = lines_statistics(hyps, data["refs"], opts, chunk=10_000)
+    pieces = lines_statistics(hyps, data["refs"], opts, chunk=37)  # boundaries aligned to nothing
     for field in ("hyp_len", "ref_lens", "matches", "totals"):
         assert np.array_equal(getattr(whole, field), getattr(pieces, field))

@@ -263,7 +263,7 @@ def bootstrap_ci(stats: Any, score_fn: Any, n_samples: int = DEFAULT_CONFIDENCE_
 
 
 @dataclass(frozen=True)
-class Comparison:
+class DifferenceTest:
     """One comparison of ``b`` against ``a`` under one test, ``delta = value_b - value_a``: two systems' BLEU
     (tests ``paired_bs``, ``paired_ar``, ``block_t``) or two variants' correlations with human scores.
 
@@ -313,18 +313,18 @@ def holm(p_values: Any) -> FloatArray:
     return out
 
 
-def holm_samples(n_comparisons: int, alpha: float = 0.05, smallest: int = 1, step: int = 100) -> int:
-    """The fewest resamples (a multiple of ``step``) with which Holm's correction over ``n_comparisons`` tests can
+def holm_samples(n_tests: int, alpha: float = 0.05, smallest: int = 1, step: int = 100) -> int:
+    """The fewest resamples (a multiple of ``step``) with which Holm's correction over ``n_tests`` tests can
     reach ``p < alpha``, for tests whose smallest p-value is ``smallest / (B + 1)`` (1 for the paired bootstrap and
     approximate randomization, 2 for the two-sided bootstrap of a difference of correlations).
 
     Holm multiplies the smallest p by the number of comparisons: 171 pairs of 19 systems with 1000 resamples can
     reach no less than 171/1001 = 0.171, so nothing is significant after correction, however large a difference.
     ``B + 1 > smallest * n / alpha`` is needed; 0 when there is nothing to correct (fewer than 2 comparisons)."""
-    if n_comparisons < 2:
+    if n_tests < 2:
         return 0
-    b = max(0, math.floor(smallest * n_comparisons / alpha) - 1)
-    while smallest * n_comparisons / (b + 1) >= alpha:  # the same float arithmetic as the test's p-value
+    b = max(0, math.floor(smallest * n_tests / alpha) - 1)
+    while smallest * n_tests / (b + 1) >= alpha:  # the same float arithmetic as the test's p-value
         b += 1
     return -(-b // step) * step
 
@@ -386,10 +386,10 @@ def _ar_counts(X: FloatArray, rng: np.random.Generator, n_trials: int, ia: NDArr
     return counts
 
 
-def compare(systems: Sequence[tuple[str, Any]], score_fn: Any, test: str = "bs",
+def differences(systems: Sequence[tuple[str, Any]], score_fn: Any, test: str = "bs",
             pairs: str | Sequence[tuple[Any, Any]] = "all", n_samples: int | None = None,
             seed: int | None = DEFAULT_SEED, *, ci: float = 0.95,
-            n_confidence: int = DEFAULT_CONFIDENCE_SAMPLES, max_bytes: int = DEFAULT_MAX_BYTES) -> list[Comparison]:
+            n_confidence: int = DEFAULT_CONFIDENCE_SAMPLES, max_bytes: int = DEFAULT_MAX_BYTES) -> list[DifferenceTest]:
     """Paired tests between systems: every pair (``pairs='all'``), the first system against each other
     (``'baseline'``, sacrebleu's mode) or explicit ``[(a, b), ...]`` (names or indices).
 
@@ -403,16 +403,16 @@ def compare(systems: Sequence[tuple[str, Any]], score_fn: Any, test: str = "bs",
     return _engine(names, X, score_fn, test, pairs, n_samples, seed, ci, n_confidence, max_bytes)[0]
 
 
-def all_pairs(systems: Sequence[tuple[str, Any]], score_fn: Any, test: str = "bs",
-              n_samples: int | None = None, seed: int | None = DEFAULT_SEED, **kwargs: Any) -> list[Comparison]:
-    """Every pair ``(i, j), i < j`` in the given order (see :func:`compare`), Holm-corrected together."""
-    return compare(systems, score_fn, test, "all", n_samples, seed, **kwargs)
+def all_differences(systems: Sequence[tuple[str, Any]], score_fn: Any, test: str = "bs",
+              n_samples: int | None = None, seed: int | None = DEFAULT_SEED, **kwargs: Any) -> list[DifferenceTest]:
+    """Every pair ``(i, j), i < j`` in the given order (see :func:`differences`), Holm-corrected together."""
+    return differences(systems, score_fn, test, "all", n_samples, seed, **kwargs)
 
 
 def _engine(names: list[str], X: FloatArray, score_fn: ScoreFn, test: str, pairs: Any, n_samples: int | None,
             seed: int | None, ci: float, n_confidence: int, max_bytes: int
-            ) -> tuple[list[Comparison], FloatArray | None]:
-    """:func:`compare` on stacked statistics; also returns the resampled scores ``R[S, B]`` (bs: the test's
+            ) -> tuple[list[DifferenceTest], FloatArray | None]:
+    """:func:`differences` on stacked statistics; also returns the resampled scores ``R[S, B]`` (bs: the test's
     resamples; ar: the confidence bootstrap drawn after the masks, or None)."""
     test = check_test(test)
     n = samples_for(test, n_samples)
@@ -444,7 +444,7 @@ def _engine(names: list[str], X: FloatArray, score_fn: ScoreFn, test: str, pairs
     ph = holm(p)
     name = TEST_NAMES[test]
     comps = [
-        Comparison(name, names[a], names[b], float(actual[a]), float(actual[b]), float(delta[j]),
+        DifferenceTest(name, names[a], names[b], float(actual[a]), float(actual[b]), float(delta[j]),
                    float(delta_abs[j]), float(p[j]), float(lo[j]), float(hi[j]), n, seed, float(ph[j]))
         for j, (a, b) in enumerate(idx_pairs)
     ]
@@ -479,7 +479,7 @@ class PairedResult:
     delta_high: float | None = None
     q_low: float | None = None
     q_high: float | None = None
-    comparison: Comparison | None = field(default=None, repr=False, compare=False)
+    outcome: DifferenceTest | None = field(default=None, repr=False, compare=False)
 
     @property
     def ci_low(self) -> float | None:
@@ -564,7 +564,7 @@ class BlockResult:
     """Corpus BLEU on contiguous blocks of segments, and paired t-tests between neighbouring systems.
 
     ``block_scores[S, n_blocks]``; ``mean[S]``; ``std[S]`` (sample std, ddof=1); ``order``: system indices from
-    the highest mean BLEU down (or as given); ``pairs``: one :class:`Comparison` (test ``block_t``) per
+    the highest mean BLEU down (or as given); ``pairs``: one :class:`DifferenceTest` (test ``block_t``) per
     neighbouring pair in ``order``: ``a = order[i]``, ``b = order[i + 1]``, values the block means, ``statistic``
     the paired t of b vs a (df = n_blocks - 1), ``p_value`` two-sided, ``ci_low``/``ci_high`` the t-interval.
     """
@@ -576,7 +576,7 @@ class BlockResult:
     mean: FloatArray
     std: FloatArray
     order: tuple[int, ...]
-    pairs: tuple[Comparison, ...] = ()
+    pairs: tuple[DifferenceTest, ...] = ()
 
 
 def block_protocol(stats: Any, score_fn: Any, n_blocks: int = 20, block_size: int = 25,
@@ -616,21 +616,21 @@ def block_protocol(stats: Any, score_fn: Any, n_blocks: int = 20, block_size: in
         ranked = tuple(int(i) for i in order)
         if sorted(ranked) != list(range(s)):
             raise InputError(f"order must be a permutation of the system indices 0..{s - 1}, got {list(ranked)}")
-    pairs = tuple(_block_comparison(scores, mean, names, ia, ib, alpha, n_blocks)
+    pairs = tuple(_block_difference(scores, mean, names, ia, ib, alpha, n_blocks)
                   for ia, ib in zip(ranked[:-1], ranked[1:]))
     return BlockResult(names, int(n_blocks), int(block_size), scores, mean, std, ranked, pairs)
 
 
-def _block_comparison(scores: FloatArray, mean: FloatArray, names: Sequence[str], ia: int, ib: int, alpha: float,
-                      n_blocks: int, p_holm: float = math.nan) -> Comparison:
+def _block_difference(scores: FloatArray, mean: FloatArray, names: Sequence[str], ia: int, ib: int, alpha: float,
+                      n_blocks: int, p_holm: float = math.nan) -> DifferenceTest:
     t, p, lo, hi = paired_t(scores[ib], scores[ia], alpha)
-    return Comparison("block_t", names[ia], names[ib], float(mean[ia]), float(mean[ib]), float(mean[ib] - mean[ia]),
+    return DifferenceTest("block_t", names[ia], names[ib], float(mean[ia]), float(mean[ib]), float(mean[ib] - mean[ia]),
                       t, p, lo, hi, int(n_blocks), None, p_holm)
 
 
 def block_t(systems: Sequence[tuple[str, Any]], score_fn: Any, n_blocks: int = 20, block_size: int = 25,
-            pairs: str | Sequence[tuple[Any, Any]] = "neighbours", *, alpha: float = 0.05) -> list[Comparison]:
-    """The paper's block t-test as :class:`Comparison` rows (``test='block_t'``), Holm-corrected together:
+            pairs: str | Sequence[tuple[Any, Any]] = "neighbours", *, alpha: float = 0.05) -> list[DifferenceTest]:
+    """The paper's block t-test as :class:`DifferenceTest` rows (``test='block_t'``), Holm-corrected together:
     ``pairs='neighbours'`` are the pairs of :func:`block_protocol`; ``'all'``, ``'baseline'`` or explicit pairs
     use the same block scores and t-test. ``n_samples`` is the number of blocks."""
     score_fn = _callable(score_fn)
@@ -640,9 +640,9 @@ def block_t(systems: Sequence[tuple[str, Any]], score_fn: Any, n_blocks: int = 2
         idx_pairs = [(names.index(c.a), names.index(c.b)) for c in res.pairs]
     else:
         idx_pairs = pair_indices(names, pairs)
-    found = [_block_comparison(res.block_scores, res.mean, names, a, b, alpha, n_blocks) for a, b in idx_pairs]
+    found = [_block_difference(res.block_scores, res.mean, names, a, b, alpha, n_blocks) for a, b in idx_pairs]
     ph = holm([c.p_value for c in found])
-    return [Comparison(**{**c.__dict__, "p_holm": float(ph[j])}) for j, c in enumerate(found)]
+    return [DifferenceTest(**{**c.__dict__, "p_holm": float(ph[j])}) for j, c in enumerate(found)]
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -663,7 +663,7 @@ class ClusterRow:
     p_vs_head: float | None
 
 
-def significance_clusters(comparisons: Sequence[Comparison], scores: Mapping[str, float] | None = None,
+def significance_clusters(comparisons: Sequence[DifferenceTest], scores: Mapping[str, float] | None = None,
                           alpha: float = 0.05, holm_adjusted: bool = False) -> list[ClusterRow]:
     """Group systems into significance clusters: rank by BLEU (descending, ties by name); the best system opens
     cluster 1; walking down the ranking, a system opens a new cluster (and becomes its head) when it is
@@ -691,7 +691,7 @@ def significance_clusters(comparisons: Sequence[Comparison], scores: Mapping[str
         if head is not None:
             if (head, system) not in pv:
                 raise InputError(f"no comparison between {head!r} and {system!r}; clusters need all pairs "
-                                 "(use all_pairs)")
+                                 "(use all_differences)")
             p = pv[(head, system)]
         if head is None or (p is not None and p < alpha and sc[system] < sc[head]):
             cluster, head, p = cluster + 1, system, None

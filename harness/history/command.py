@@ -14,7 +14,7 @@ from ..errors import HarnessError
 from .output import as_json, format_text, format_tsv, gate, plot
 from .result import History, HistoryError
 from .runs import cut_versions, default_tracking_uri, experiment_id, open_client, select_versions, system_runs
-from .statistics import check_comparable, load_statistics, tested_steps, untested_steps
+from .statistics import check_comparable, logged_statistics, tested_steps, untested_steps
 
 PROG = "harness-history"
 
@@ -83,7 +83,7 @@ def history(args: argparse.Namespace) -> History:
                     "statistics: no paired tests between versions")
     elif len(versions) >= 2:
         fn = score_fn(opts)
-        mats = load_statistics(client, versions, args.system, refset, args.variant, fn)
+        mats = logged_statistics(client, versions, args.system, refset, args.variant, fn)
         steps, test, n_samples = tested_steps(versions, mats, fn, args.test, args.n_samples, args.seed, args.alpha)
     return History(system=args.system, experiment=args.experiment, tracking_uri=uri,
                    dataset=",".join(sorted({v.dataset for v in versions})), refset=refset, variant=args.variant,

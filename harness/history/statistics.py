@@ -122,8 +122,8 @@ class Artifacts:
                                "incomplete or mixed generation); refusing to test on it")
 
 
-def load_statistics(client: Any, versions: Sequence[Version], system: str, refset: str, variant: str,
-                    score_fn: Any) -> list[np.ndarray]:
+def logged_statistics(client: Any, versions: Sequence[Version], system: str, refset: str, variant: str,
+                      score_fn: Any) -> list[np.ndarray]:
     """Every version's statistics matrix, checked: same shape, and they reproduce the logged BLEU."""
     with tempfile.TemporaryDirectory(prefix="harness-history-") as tmp:
         store = Artifacts(client, tmp)
@@ -162,7 +162,7 @@ def tested_steps(versions: Sequence[Version], mats: Sequence[np.ndarray], score_
                  n_samples: int | None, seed: int | None, alpha: float) -> tuple[tuple[Step, ...], str, int]:
     """Every version after the first against the previous version and against the best earlier one, paired tests
     on one shared set of resamples for all pairs. Returns the steps, the test's name and number of samples."""
-    from ..core.significance import DEFAULT_SAMPLES, TEST_NAMES, compare
+    from ..core.significance import DEFAULT_SAMPLES, TEST_NAMES, differences
 
     n = n_samples if n_samples is not None else DEFAULT_SAMPLES[test]
     if len(versions) < 2:
@@ -174,7 +174,7 @@ def tested_steps(versions: Sequence[Version], mats: Sequence[np.ndarray], score_
         best_of.append(best)
         pairs.extend([(i - 1, i), (best, i)])
     systems = [(f"v{k}", X) for k, X in enumerate(mats)]
-    comps = compare(systems, score_fn, test=test, pairs=pairs, n_samples=n, seed=seed)
+    comps = differences(systems, score_fn, test=test, pairs=pairs, n_samples=n, seed=seed)
     steps = [Step()]
     for i in range(1, len(versions)):
         prev, best = comps[2 * (i - 1)], comps[2 * (i - 1) + 1]

@@ -24,19 +24,19 @@ import numpy as np
 from ..core.bleu import corpus_score, score_fn, sentence_scores, stack
 from ..core.correlation import (
     Correlation,
-    compare_system_correlations,
     correlate,
     ranking_agreement,
     segment_level,
+    system_correlation_difference,
     system_level_subsets,
 )
 from ..core.profiles import get_profile
-from ..core.significance import all_pairs, block_protocol, bootstrap_ci, holm, holm_samples, significance_clusters
+from ..core.significance import all_differences, block_protocol, bootstrap_ci, holm, holm_samples, significance_clusters
 from .comparison import ComparisonRequest, ComparisonResult, compare
 from .dataset import refset_name
 from .human import HumanScores
 from .inputs import Inputs, comparison_pairs
-from .meta_evaluation import rank_variants, wmt_statistics
+from .meta_evaluation import meta_evaluate, rank_variants
 from .result import (
     BEST_VS_EACH,
     BlockSummary,
@@ -45,8 +45,8 @@ from .result import (
     CorrelationResult,
     JobResult,
     RankingAgreement,
-    SystemComparison,
-    VariantComparison,
+    SystemDifference,
+    VariantDifference,
     VariantRank,
     identical_variants,
 )
@@ -92,11 +92,11 @@ def _not_additive_note(variant: Any) -> str:
 
 
 def resample(spec: JobSpec, cells: list[Cell], progress: Any = None
-             ) -> tuple[list[Cell], list[SystemComparison], list[Cluster]]:
+             ) -> tuple[list[Cell], list[SystemDifference], list[Cluster]]:
     """Bootstrap intervals of every score and all-pairs paired bootstrap tests, per reference set x variant."""
     by_label = {c.system.label: c.system for c in cells}
     out: dict[int, Cell] = {}
-    comparisons: list[SystemComparison] = []
+    differences: list[SystemDifference] = []
     clusters: list[Cluster] = []
     groups: dict[tuple[str, str], list[int]] = {}
     for i, c in enumerate(cells):
@@ -120,23 +120,23 @@ def resample(spec: JobSpec, cells: list[Cell], progress: Any = None
             out[i] = Cell(c.system, c.refset, c.refs_used, c.variant, c.stats, c.score, c.sentence, ci.ci_low,
                           ci.ci_high)
         if spec.significance and len(systems) > 1:
-            comps = all_pairs(systems, fn, "bs", pair_samples, spec.seed)
-            comparisons += [SystemComparison(refset, variant, by_label[k.a], by_label[k.b], k) for k in comps]
+            comps = all_differences(systems, fn, "bs", pair_samples, spec.seed)
+            differences += [SystemDifference(refset, variant, by_label[k.a], by_label[k.b], k) for k in comps]
             clusters += [Cluster(refset, variant, row)
                          for row in significance_clusters(comps, alpha=ALPHA, holm_adjusted=True)]
-    return [out.get(i, c) for i, c in enumerate(cells)], comparisons, clusters
+    return [out.get(i, c) for i, c in enumerate(cells)], differences, clusters
 
 
-def samples_for_holm(spec: JobSpec, n_comparisons: int, what: str | None, smallest: int) -> int:
-    """The resamples of a family of ``n_comparisons`` tests corrected by Holm: ``n_samples``, raised to the fewest
+def samples_for_holm(spec: JobSpec, n_tests: int, what: str | None, smallest: int) -> int:
+    """The resamples of a family of ``n_tests`` tests corrected by Holm: ``n_samples``, raised to the fewest
     with which an adjusted p can reach ``ALPHA`` (:func:`~harness.core.significance.holm_samples`); said once,
     before the work, when ``what`` names the family."""
-    need = holm_samples(n_comparisons, ALPHA, smallest)
+    need = holm_samples(n_tests, ALPHA, smallest)
     if need <= spec.n_samples:
         return spec.n_samples
     if what is not None:
         log.info("%s: Holm's correction over %d comparisons needs more than %d resamples to reach p < %s; using %d "
-                 "(n_samples=%d)", what, n_comparisons, holm_samples(n_comparisons, ALPHA, smallest, step=1) - 1,
+                 "(n_samples=%d)", what, n_tests, holm_samples(n_tests, ALPHA, smallest, step=1) - 1,
                  ALPHA, need, spec.n_samples)
     return need
 
@@ -218,11 +218,11 @@ def correlations(spec: JobSpec, inputs: Inputs, cells: Sequence[Cell], human: Hu
 
 
 def paper_protocol(spec: JobSpec, inputs: Inputs, cells: Sequence[Cell]
-                   ) -> tuple[list[SystemComparison], list[BlockSummary], list[RankingAgreement]]:
+                   ) -> tuple[list[SystemDifference], list[BlockSummary], list[RankingAgreement]]:
     """The paper's protocol: blocks with paired t between neighbours, and one reference against all."""
     full = refset_name(inputs.full_refset)
     by_label = {s.label: s for s in inputs.systems}
-    comparisons: list[SystemComparison] = []
+    differences: list[SystemDifference] = []
     blocks: list[BlockSummary] = []
     for variant in spec.variants:
         group = [c for c in cells if c.refset == full and c.variant.name == variant.name]
@@ -233,7 +233,7 @@ def paper_protocol(spec: JobSpec, inputs: Inputs, cells: Sequence[Cell]
             size = max(1, inputs.n_segments // n_blocks)
         res = block_protocol(stack([c.stats for c in group], variant.options), score_fn(variant.options), n_blocks,
                              size, systems=[c.system.label for c in group])
-        comparisons += [SystemComparison(full, variant.name, by_label[k.a], by_label[k.b], k) for k in res.pairs]
+        differences += [SystemDifference(full, variant.name, by_label[k.a], by_label[k.b], k) for k in res.pairs]
         blocks += [BlockSummary(full, variant.name, by_label[res.systems[s]], float(res.mean[s]), float(res.std[s]),
                                 tuple(float(v) for v in res.block_scores[s])) for s in res.order]
     agreement = []
@@ -247,11 +247,11 @@ def paper_protocol(spec: JobSpec, inputs: Inputs, cells: Sequence[Cell]
             group = [c for c in cells if c.refset == name and c.variant.name == variant.name]
             agree = ranking_agreement([c.score.score for c in group], [full_scores[c.system.label] for c in group])
             agreement.append(RankingAgreement(variant.name, name, full, agree))
-    return comparisons, blocks, agreement
+    return differences, blocks, agreement
 
 
-def compare_variants(spec: JobSpec, inputs: Inputs, cells: Sequence[Cell], rows: Sequence[CorrelationResult],
-                     human: HumanScores) -> list[VariantComparison]:
+def best_variant_differences(spec: JobSpec, inputs: Inputs, cells: Sequence[Cell], rows: Sequence[CorrelationResult],
+                             human: HumanScores) -> list[VariantDifference]:
     """Paired bootstrap over segments: the best variant's system-level Pearson r (MT systems, all references)
     against each other variant's, on the same resamples."""
     human = human.oriented()
@@ -282,11 +282,11 @@ def compare_variants(spec: JobSpec, inputs: Inputs, cells: Sequence[Cell], rows:
         if other.name == best.name:
             continue
         sb, fb, _, _ = inputs_of(other)
-        comp = compare_system_correlations(sa, fa, sb, fb, hseg, human_sys=hsys, method="pearson",
+        comp = system_correlation_difference(sa, fa, sb, fb, hseg, human_sys=hsys, method="pearson",
                                            n_samples=samples, seed=spec.seed, names=(best.name, other.name))
-        out.append(VariantComparison(human.name, BEST_VS_EACH, comp))
-    adjusted = holm([c.comparison.p_value for c in out])  # one family: the best variant against each other
-    return [dataclasses.replace(c, comparison=dataclasses.replace(c.comparison, p_holm=float(p)))
+        out.append(VariantDifference(human.name, BEST_VS_EACH, comp))
+    adjusted = holm([c.outcome.p_value for c in out])  # one family: the best variant against each other
+    return [dataclasses.replace(c, outcome=dataclasses.replace(c.outcome, p_holm=float(p)))
             for c, p in zip(out, adjusted)]
 
 
@@ -327,11 +327,11 @@ def analyse(spec: JobSpec, inputs: Inputs, statistics: Statistics, experiment: s
             ) -> JobResult:
     """Everything the job computes, as one :class:`JobResult`."""
     cells = score_cells(spec, inputs, statistics)
-    cells, comparisons, clusters = resample(spec, cells, progress)
+    cells, differences, clusters = resample(spec, cells, progress)
     rows: list[CorrelationResult] = []
     blocks: list[BlockSummary] = []
     agreement: list[RankingAgreement] = []
-    variant_comparisons: list[VariantComparison] = []
+    variant_differences: list[VariantDifference] = []
     rankings: list[VariantRank] = []
     dropped: list[str] = []
     notes = list(inputs.warnings) + [_not_additive_note(v) for v in spec.variants if not _additive(v)]
@@ -342,18 +342,18 @@ def analyse(spec: JobSpec, inputs: Inputs, statistics: Statistics, experiment: s
             found, left_out = correlations(spec, inputs, cells, human, progress)
             if not found:
                 continue
-            found += wmt_statistics(spec, inputs, cells, human)
+            found += meta_evaluate(spec, inputs, cells, human)
             rows += found
             dropped += [s for s in left_out if s not in dropped]
-            variant_comparisons += compare_variants(spec, inputs, cells, found, human)
+            variant_differences += best_variant_differences(spec, inputs, cells, found, human)
             if spec.meta_eval:
                 ranked, tested = rank_variants(spec, inputs, cells, human, found, progress)
                 rankings += ranked
-                variant_comparisons += tested
+                variant_differences += tested
     if spec.paper_protocol:  # blocks and one reference against all need no human scores
         pc, blocks, agreement = paper_protocol(spec, inputs, cells)
-        comparisons += pc
+        differences += pc
     pairs = pair_comparisons(spec, inputs, cells)
-    return JobResult(spec, inputs, experiment, tuple(cells), tuple(comparisons), tuple(clusters), tuple(rows),
-                     tuple(blocks), tuple(agreement), tuple(variant_comparisons), tuple(notes),
+    return JobResult(spec, inputs, experiment, tuple(cells), tuple(differences), tuple(clusters), tuple(rows),
+                     tuple(blocks), tuple(agreement), tuple(variant_differences), tuple(notes),
                      statistics.hits, statistics.misses, tuple(dropped), tuple(rankings), tuple(pairs))

@@ -20,11 +20,11 @@ from ..core import mtme
 from ..core.bleu import score_fn, stack
 from ..core.correlation import Correlation
 from ..core.profiles import get_profile
-from ..core.significance import Comparison
+from ..core.significance import DifferenceTest
 from .dataset import refset_name
 from .human import HumanScores
 from .inputs import Inputs
-from .result import Cell, CorrelationResult, VariantComparison, VariantRank
+from .result import Cell, CorrelationResult, VariantDifference, VariantRank
 from .spec import JobSpec
 
 # - ``pairwise_accuracy`` (system level): on the systems with a system-level human score;
@@ -62,8 +62,8 @@ def _subsets(inputs: Inputs) -> list[bool]:
     return [True, False] if any(s.human for s in inputs.systems) else [True]
 
 
-def wmt_statistics(spec: JobSpec, inputs: Inputs, cells: Sequence[Cell], human: HumanScores
-                   ) -> list[CorrelationResult]:
+def meta_evaluate(spec: JobSpec, inputs: Inputs, cells: Sequence[Cell], human: HumanScores
+                  ) -> list[CorrelationResult]:
     """The WMT statistics of every variant (full reference set), both subsets, one kind of human scores, each with
     its trivial baseline (:func:`baselines`)."""
     human = human.oriented()
@@ -217,7 +217,7 @@ def _identical(metric: dict[str, np.ndarray]) -> dict[str, str]:
 
 def rank_variants(spec: JobSpec, inputs: Inputs, cells: Sequence[Cell], human: HumanScores,
                   rows: Sequence[CorrelationResult], progress: Any = None
-                  ) -> tuple[list[VariantRank], list[VariantComparison]]:
+                  ) -> tuple[list[VariantRank], list[VariantDifference]]:
     """Every (level, statistic) of :data:`RANKED`: the variants ranked into significance clusters (on the MT
     systems when human translations are among the systems, else all), one kind of human scores."""
     human = human.oriented()
@@ -228,7 +228,7 @@ def rank_variants(spec: JobSpec, inputs: Inputs, cells: Sequence[Cell], human: H
     sys_labels = sorted(c.system.label for c in first if c.system.label in human.sys)
     seg_labels = sorted(c.system.label for c in first if c.system.label in human.seg)  # SPA's order (see above)
     ranks: list[VariantRank] = []
-    comparisons: list[VariantComparison] = []
+    differences: list[VariantDifference] = []
     value_of = {(r.variant, r.correlation.level, r.correlation.method): r.correlation.value for r in rows
                 if r.human_score == human.name and r.refset == full and r.include_human == include_human
                 and r.correlation.grouping == ("item" if r.correlation.method == "acc_eq" else "none")}
@@ -258,9 +258,9 @@ def rank_variants(spec: JobSpec, inputs: Inputs, cells: Sequence[Cell], human: H
                   for v in metric if v in found]
         test_name = "pairs" if statistic == "acc_eq" else "perm_both"
         for b, a, sig in done:  # a (already ranked, better) against b
-            comparisons.append(VariantComparison(human.name, f"{level}.{statistic}", Comparison(
+            differences.append(VariantDifference(human.name, f"{level}.{statistic}", DifferenceTest(
                 test_name, b, a, values[b], values[a], sig.delta, sig.delta, sig.p_value, NAN, NAN, sig.n_draws,
                 spec.seed)))
         if progress is not None:
             progress.update(1)
-    return ranks, comparisons
+    return ranks, differences

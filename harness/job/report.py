@@ -10,7 +10,7 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-from .result import BEST_VS_EACH, CorrelationResult, JobResult, VariantComparison, equal_parts
+from .result import BEST_VS_EACH, CorrelationResult, JobResult, VariantDifference, equal_parts
 from .result import identical_variants as identical
 
 PAPER_R = {"monolingual": 0.99, "bilingual": 0.96}
@@ -80,7 +80,7 @@ def _ordinal(n: int) -> str:
 def identical_variants(result: JobResult) -> dict[str, str]:
     """Variants every number of which equals an earlier variant's (shown once); see
     :func:`.result.identical_variants`."""
-    return identical(result.cells, result.correlations, result.clusters, result.comparisons)
+    return identical(result.cells, result.correlations, result.clusters, result.differences)
 
 
 def shown_variants(result: JobResult) -> list[str]:
@@ -173,7 +173,7 @@ def systems_section(result: JobResult) -> str:
         out += [f"Variant `{name}` gives every number of `{earlier}` on this data (corpus and sentence BLEU, "
                 f"intervals, tests, correlations); it is shown once, as `{earlier}`.", ""]
     for name, (earlier, equal, differ) in equal_parts(result.cells, result.correlations, result.clusters,
-                                                      result.comparisons).items():
+                                                      result.differences).items():
         out += [f"Variant `{name}` gives the {listing(equal)} of `{earlier}` on this data; its {listing(differ)} "
                 f"differ, so both are shown.", ""]
     sigs = sorted({(c.variant.name, c.score.signature, c.sentence_signature) for c in result.cells})
@@ -188,7 +188,7 @@ def significance_section(result: JobResult) -> str:
     if not result.clusters:
         return ""
     same = identical_variants(result)
-    tests = [c.comparison for c in result.comparisons if c.comparison.test == "paired_bs"]
+    tests = [c.outcome for c in result.differences if c.outcome.test == "paired_bs"]
     n = tests[0].n_samples if tests else result.spec.n_samples
     n_systems = len({c.row.system for c in result.clusters if (c.refset, c.variant) == (result.clusters[0].refset,
                                                                                        result.clusters[0].variant)})
@@ -319,12 +319,12 @@ def paper_section(result: JobResult) -> str:
             f"Blocks of {min(size, 25)} segments, as the paper's 20 blocks of 25 sentences; all variants are in "
             "`significance.parquet` (test `block_t`).", "",
             table(["system", "mean", "std"], [[b.system.label, b.mean, b.std] for b in rows]), ""]
-    t_rows = [c for c in result.comparisons if c.comparison.test == "block_t" and c.variant == first]
+    t_rows = [c for c in result.differences if c.outcome.test == "block_t" and c.variant == first]
     df = n_blocks - 1
     out += [f"Paired t between neighbours in order of mean block BLEU (the paper: t = 6, 3.4, 24, 11; with {df} "
             "degrees of freedom |t| > 2.09 is significant at 95% for 20 blocks):", "",
             table(["system_a", "system_b", "delta", "t", "p"],
-                  [[c.a.label, c.b.label, c.comparison.delta, c.comparison.statistic, fmt_p(c.comparison.p_value)]
+                  [[c.a.label, c.b.label, c.outcome.delta, c.outcome.statistic, fmt_p(c.outcome.p_value)]
                    for c in t_rows]), ""]
     agree = [a for a in result.agreement if a.variant not in same]
     if agree:
@@ -339,20 +339,20 @@ def paper_section(result: JobResult) -> str:
     return "\n".join(out)
 
 
-def best_vs_each(result: JobResult, kind: str) -> list[VariantComparison]:
+def best_vs_each(result: JobResult, kind: str) -> list[VariantDifference]:
     """The best variant's system-level r against each other variant's, for one human kind (not meta_eval's rank
     tests, which the ranking section reports)."""
-    return [c for c in result.variant_comparisons if c.human_score == kind and c.statistic == BEST_VS_EACH]
+    return [c for c in result.variant_differences if c.human_score == kind and c.statistic == BEST_VS_EACH]
 
 
-def variant_comparison_lines(comps: Sequence[VariantComparison]) -> tuple[list[str], list[tuple[str, float]]]:
+def variant_difference_lines(comps: Sequence[VariantDifference]) -> tuple[list[str], list[tuple[str, float]]]:
     """Holm-corrected comparisons of the best variant with every other (``p_holm`` of the table): rows and
     (other, adjusted p)."""
-    adjusted = [c.comparison.p_holm for c in comps]
-    return ([f"| {c.comparison.a} | {c.comparison.b} | {c.comparison.value_a:.3f} | {c.comparison.value_b:.3f} | "
-             f"{c.comparison.delta:.3f} | {fmt_p(c.comparison.p_value)} | {fmt_p(float(p))} | "
-             f"[{fmt(c.comparison.ci_low, 3)}, {fmt(c.comparison.ci_high, 3)}] |" for c, p in zip(comps, adjusted)],
-            [(c.comparison.b, float(p)) for c, p in zip(comps, adjusted)])
+    adjusted = [c.outcome.p_holm for c in comps]
+    return ([f"| {c.outcome.a} | {c.outcome.b} | {c.outcome.value_a:.3f} | {c.outcome.value_b:.3f} | "
+             f"{c.outcome.delta:.3f} | {fmt_p(c.outcome.p_value)} | {fmt_p(float(p))} | "
+             f"[{fmt(c.outcome.ci_low, 3)}, {fmt(c.outcome.ci_high, 3)}] |" for c, p in zip(comps, adjusted)],
+            [(c.outcome.b, float(p)) for c, p in zip(comps, adjusted)])
 
 
 def discussion(result: JobResult) -> str:
@@ -419,10 +419,10 @@ def discussion(result: JobResult) -> str:
             lines.append(text)
         comps = best_vs_each(result, kind)
         if comps:
-            best = comps[0].comparison.a
-            _, adjusted = variant_comparison_lines(comps)
+            best = comps[0].outcome.a
+            _, adjusted = variant_difference_lines(comps)
             sig = [o for o, p in adjusted if p < ALPHA]
-            text = (f"- **Best variant ({kind}):** {best} (system-level Pearson r = {comps[0].comparison.value_a:.3f}"
+            text = (f"- **Best variant ({kind}):** {best} (system-level Pearson r = {comps[0].outcome.value_a:.3f}"
                     f" on the MT systems, all references). ")
             if sig:
                 text += (f"After Holm's correction over {plural(len(comps), 'comparison')}, its r is significantly "
@@ -446,17 +446,17 @@ def discussion(result: JobResult) -> str:
     return "\n".join(lines) + "\n"
 
 
-def comparisons_section(result: JobResult) -> str:
-    kinds = dict.fromkeys(c.human_score for c in result.variant_comparisons if c.statistic == BEST_VS_EACH)
+def variant_differences_section(result: JobResult) -> str:
+    kinds = dict.fromkeys(c.human_score for c in result.variant_differences if c.statistic == BEST_VS_EACH)
     if not kinds:
         return ""
     out = ["## Which variant agrees best", ""]
     for kind in kinds:
         comps = best_vs_each(result, kind)
-        rows, _ = variant_comparison_lines(comps)
+        rows, _ = variant_difference_lines(comps)
         out += [f"System-level Pearson r ({kind}, MT systems, all references): the best variant against each "
                 "other, paired bootstrap over segments "
-                f"({max(c.comparison.n_samples for c in comps)} resamples, both variants on the same resamples); "
+                f"({max(c.outcome.n_samples for c in comps)} resamples, both variants on the same resamples); "
                 "Holm's correction over the comparisons.", "",
                 "| best | other | r best | r other | delta (other - best) | p | p (Holm) | 95% CI of delta |",
                 "|---|---|---|---|---|---|---|---|", *rows, ""]
@@ -521,7 +521,7 @@ def render(result: JobResult, figures: Sequence[str] = ()) -> str:
     """The whole ``report.md``."""
     body = [header(result), systems_section(result), significance_section(result)]
     body += [correlation_section(result, h.name) for h in result.inputs.human]
-    body += [comparisons_section(result), ranking_section(result), paper_section(result), pairs_section(result),
+    body += [variant_differences_section(result), ranking_section(result), paper_section(result), pairs_section(result),
              discussion(result)]
     if result.notes:
         body.append("\n".join(["## Notes", "", *[f"- {n}" for n in result.notes], ""]))

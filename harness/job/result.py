@@ -13,7 +13,7 @@ from numpy.typing import NDArray
 from ..core.bleu import BleuScore
 from ..core.correlation import Agreement, Correlation
 from ..core.signature import signature
-from ..core.significance import ClusterRow, Comparison
+from ..core.significance import ClusterRow, DifferenceTest
 from ..core.stats import SegmentStats
 from .comparison import ComparisonResult
 from .inputs import Inputs, SystemInput
@@ -44,14 +44,14 @@ class Cell:
 
 
 @dataclass(frozen=True)
-class SystemComparison:
+class SystemDifference:
     """A paired test (``paired_bs``, ``paired_ar``, ``block_t``) between systems ``a`` and ``b``."""
 
     refset: str
     variant: str
     a: SystemInput
     b: SystemInput
-    comparison: Comparison
+    outcome: DifferenceTest
 
 
 @dataclass(frozen=True)
@@ -100,18 +100,18 @@ class RankingAgreement:
     agreement: Agreement
 
 
-#: ``VariantComparison.statistic`` of the best variant's system-level Pearson r against each other variant's (every
+#: ``VariantDifference.statistic`` of the best variant's system-level Pearson r against each other variant's (every
 #: job); ``meta_eval`` adds the rank tests of its statistics, named ``<level>.<statistic>``.
 BEST_VS_EACH = "pearson"
 
 
 @dataclass(frozen=True)
-class VariantComparison:
+class VariantDifference:
     """Is variant ``b``'s correlation with the humans different from the best variant ``a``'s?"""
 
     human_score: str
     statistic: str
-    comparison: Comparison
+    outcome: DifferenceTest
 
 
 @dataclass(frozen=True)
@@ -132,7 +132,7 @@ def _numbers(values: Iterable[float]) -> tuple[float, ...]:
 
 
 def variant_numbers(cells: Iterable[Cell], correlations: Iterable[CorrelationResult] = (),
-                    clusters: Iterable[Cluster] = (), comparisons: Iterable[SystemComparison] = ()
+                    clusters: Iterable[Cluster] = (), differences: Iterable[SystemDifference] = ()
                     ) -> dict[str, dict[str, Any]]:
     """What a job shows of each variant, by part: ``corpus`` (scores), ``intervals``, ``sentence`` (scores),
     ``correlations`` (values, intervals, epsilons, baselines), ``significance`` (clusters and paired tests)."""
@@ -153,8 +153,8 @@ def variant_numbers(cells: Iterable[Cell], correlations: Iterable[CorrelationRes
                                                                         r.epsilon, r.baseline))))
     for cl in clusters:
         part(cl.variant, "significance").append(((cl.refset, cl.row.system), cl.row.cluster))
-    for sc in comparisons:
-        k = sc.comparison
+    for sc in differences:
+        k = sc.outcome
         part(sc.variant, "significance").append(((sc.refset, k.test, k.a, k.b), _numbers((k.p_value, k.p_holm,
                                                                                           k.ci_low, k.ci_high))))
     return {v: {name: sorted(items, key=repr) for name, items in parts.items()} for v, parts in out.items()}
@@ -166,12 +166,12 @@ PARTS = {"corpus": "corpus BLEU", "intervals": "bootstrap intervals", "sentence"
 
 
 def identical_variants(cells: Iterable[Cell], correlations: Iterable[CorrelationResult] = (),
-                       clusters: Iterable[Cluster] = (), comparisons: Iterable[SystemComparison] = ()
+                       clusters: Iterable[Cluster] = (), differences: Iterable[SystemDifference] = ()
                        ) -> dict[str, str]:
     """Variants every number of which (:func:`variant_numbers`) equals an earlier variant's: ``{variant: the
     earlier one}``. Equal corpus scores alone are not enough (``paper`` and ``sacrebleu`` agree on corpus BLEU
     when no system's corpus has an order without matches, and differ on sentence BLEU)."""
-    numbers = variant_numbers(cells, correlations, clusters, comparisons)
+    numbers = variant_numbers(cells, correlations, clusters, differences)
     same: dict[str, str] = {}
     names = list(numbers)
     for i, name in enumerate(names):
@@ -183,11 +183,11 @@ def identical_variants(cells: Iterable[Cell], correlations: Iterable[Correlation
 
 
 def equal_parts(cells: Iterable[Cell], correlations: Iterable[CorrelationResult] = (),
-                clusters: Iterable[Cluster] = (), comparisons: Iterable[SystemComparison] = ()
+                clusters: Iterable[Cluster] = (), differences: Iterable[SystemDifference] = ()
                 ) -> dict[str, tuple[str, list[str], list[str]]]:
     """Variants that share some but not all of their numbers with an earlier variant: ``{variant: (earlier, the
     parts equal, the parts that differ)}``, parts named as :data:`PARTS`; only where the corpus scores are equal."""
-    numbers = variant_numbers(cells, correlations, clusters, comparisons)
+    numbers = variant_numbers(cells, correlations, clusters, differences)
     out: dict[str, tuple[str, list[str], list[str]]] = {}
     names = list(numbers)
     for i, name in enumerate(names):
@@ -210,12 +210,12 @@ class JobResult:
     inputs: Inputs
     experiment: str
     cells: tuple[Cell, ...]
-    comparisons: tuple[SystemComparison, ...] = ()
+    differences: tuple[SystemDifference, ...] = ()
     clusters: tuple[Cluster, ...] = ()
     correlations: tuple[CorrelationResult, ...] = ()
     blocks: tuple[BlockSummary, ...] = ()
     agreement: tuple[RankingAgreement, ...] = ()
-    variant_comparisons: tuple[VariantComparison, ...] = ()
+    variant_differences: tuple[VariantDifference, ...] = ()
     notes: tuple[str, ...] = ()
     cache_hits: int = 0
     cache_misses: int = 0

@@ -162,8 +162,8 @@ class Statistics:
         return self.blocks[(system.label, refs_used, TokenKey.of(opts))].truncate_order(orders_needed(opts))
 
 
-def compute_statistics(inputs: Inputs, variants: Iterable[Variant], cache: StatisticsCache,
-                       compiled: bool | None = None, progress: Any = None) -> Statistics:
+def job_statistics(inputs: Inputs, variants: Iterable[Variant], cache: StatisticsCache,
+                   compiled: bool | None = None, progress: Any = None) -> Statistics:
     """Statistics of every block, from the cache when possible; the others counted per (references, tokens):
     the references prepared once, every missing system counted against them. ``compiled`` as in the pipeline
     (None: decided by the size of everything to count)."""

@@ -84,8 +84,8 @@ def significance(result: JobResult) -> pa.Table:
     names = [*SIGNIFICANCE_COLUMNS, "system_version_a", "system_version_b", "p_holm", "n_samples", "seed",
              "score_a", "score_b"]
     cols: dict[str, list[Any]] = {k: [] for k in names}
-    for row in result.comparisons:
-        k = row.comparison
+    for row in result.differences:
+        k = row.outcome
         for key, value in (("refset", row.refset), ("variant", row.variant), ("test", k.test),
                            ("system_a", row.a.name), ("system_b", row.b.name), ("delta", k.delta),
                            ("statistic", k.statistic), ("p_value", k.p_value), ("ci_low", k.ci_low),
@@ -128,8 +128,8 @@ def variant_significance(result: JobResult) -> pa.Table:
     names = ["human_score", "statistic", "test", "variant_a", "variant_b", "value_a", "value_b", "delta", "p_value",
              "p_holm", "ci_low", "ci_high", "n_samples", "seed"]
     cols: dict[str, list[Any]] = {k: [] for k in names}
-    for row in result.variant_comparisons:
-        k = row.comparison
+    for row in result.variant_differences:
+        k = row.outcome
         for key, value in zip(names, (row.human_score, row.statistic, k.test, k.a, k.b, k.value_a, k.value_b,
                                       k.delta, k.p_value, k.p_holm, k.ci_low, k.ci_high, k.n_samples, k.seed)):
             cols[key].append(value)

@@ -104,7 +104,7 @@ def tokens_of_text(characters: int) -> int:
     return characters // 6
 
 
-def count_statistics(hypotheses: TokenLists, references: EncodedReferences, max_order: int = 4,
+def token_statistics(hypotheses: TokenLists, references: EncodedReferences, max_order: int = 4,
                      compiled: bool | None = None) -> SegmentStats:
     """Sufficient statistics of one hypothesis stream (token lists) against encoded references."""
     h_ids, h_off = encode_hypotheses(hypotheses, references.vocab)

@@ -21,9 +21,9 @@ from ..core.options import BleuOptions, orders_needed
 from ..core.stats import SegmentStats
 from . import token_ids
 from .counting import (
-    count_statistics,
     encode_hypotheses,
     encode_references,
+    token_statistics,
     tokens_of_text,
     use_compiled,
 )
@@ -221,7 +221,7 @@ def count_chunk(hypotheses: Sequence[str], encoded: EncodedReferences, opts: Ble
         h_ids, h_off = token_ids.encode_hypotheses(hypotheses, encoded, opts, reuse=True)
         matches, totals = token_ids.count_ids(h_ids, h_off, encoded, order)
         return SegmentStats(np.diff(h_off), encoded.lengths.copy(), matches, totals)
-    return count_statistics(case_and_tokenize(hypotheses, opts), encoded, order, compiled)
+    return token_statistics(case_and_tokenize(hypotheses, opts), encoded, order, compiled)
 
 
 def _chunk_of_lines(bounds: tuple[int, int], systems: Sequence[Sequence[str]],
@@ -351,9 +351,9 @@ def check_systems(systems: Sequence[Sequence[str]], references: Sequence[Sequenc
     return hyps, check_references(references, n)
 
 
-def segment_statistics(hypotheses: Sequence[str], references: Sequence[Sequence[str | None]],
-                       opts: BleuOptions, order: int | None = None, chunk: int = CHUNK_SEGMENTS,
-                       compiled: bool | None = None) -> SegmentStats:
+def lines_statistics(hypotheses: Sequence[str], references: Sequence[Sequence[str | None]],
+                     opts: BleuOptions, order: int | None = None, chunk: int = CHUNK_SEGMENTS,
+                     compiled: bool | None = None) -> SegmentStats:
     """Validated inputs -> per-segment statistics of one system (see :func:`systems_statistics`)."""
     return systems_statistics([hypotheses], references, opts, order, chunk, compiled)[0]
 

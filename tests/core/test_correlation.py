@@ -386,26 +386,26 @@ def test_perm_both_detects_the_better_metric():
     good = human + rng.normal(scale=0.01, size=human.shape)
     bad = rng.normal(size=human.shape)
     for grouping in corr.GROUPINGS:
-        res = corr.compare_correlations(bad, good, human, grouping=grouping, test="perm_both", n_samples=200, seed=1)
+        res = corr.correlation_difference(bad, good, human, grouping=grouping, test="perm_both", n_samples=200, seed=1)
         assert res.delta > 0.5 and res.p_value <= 0.01
         assert res.test == "perm_both" and res.n_samples == 200
         # one-sided: "bad is better than good" is not supported
-        rev = corr.compare_correlations(good, bad, human, grouping=grouping, test="perm_both", n_samples=200, seed=1)
+        rev = corr.correlation_difference(good, bad, human, grouping=grouping, test="perm_both", n_samples=200, seed=1)
         assert rev.p_value > 0.9
-        same = corr.compare_correlations(good, good, human, grouping=grouping, test="perm_both", n_samples=200)
+        same = corr.correlation_difference(good, good, human, grouping=grouping, test="perm_both", n_samples=200)
         assert same.delta == 0 and same.p_value == 1.0
-    again = corr.compare_correlations(bad, good, human, method="kendall_like", n_samples=100, seed=3)
-    assert again == corr.compare_correlations(bad, good, human, method="kendall_like", n_samples=100, seed=3)
+    again = corr.correlation_difference(bad, good, human, method="kendall_like", n_samples=100, seed=3)
+    assert again == corr.correlation_difference(bad, good, human, method="kendall_like", n_samples=100, seed=3)
 
 
 def test_perm_both_on_system_vectors():
     rng = np.random.default_rng(7)
     human = rng.normal(size=12)
-    res = corr.compare_correlations(rng.normal(size=12), human + 0.01 * rng.normal(size=12), human,
+    res = corr.correlation_difference(rng.normal(size=12), human + 0.01 * rng.normal(size=12), human,
                                     method="kendall", n_samples=300, seed=2)
     assert res.p_value < 0.05
     with pytest.raises(ConfigError):
-        corr.compare_correlations(human, human, human, test="paired_bootstrap")
+        corr.correlation_difference(human, human, human, test="paired_bootstrap")
 
 
 def test_paired_bootstrap_segment_comparison():
@@ -413,10 +413,10 @@ def test_paired_bootstrap_segment_comparison():
     human = rng.normal(size=(4, 60))
     good = human + rng.normal(scale=0.1, size=human.shape)
     bad = rng.normal(size=human.shape)
-    res = corr.compare_correlations(bad, good, human, test="paired_bootstrap", n_samples=200, seed=1)
+    res = corr.correlation_difference(bad, good, human, test="paired_bootstrap", n_samples=200, seed=1)
     assert res.p_value == pytest.approx(2 / 201)  # no resample flips the sign: the +1-smoothed floor
     assert res.ci_low > 0 and res.ci_low <= res.delta <= res.ci_high
-    same = corr.compare_correlations(good, good, human, test="paired_bootstrap", n_samples=50)
+    same = corr.correlation_difference(good, good, human, test="paired_bootstrap", n_samples=50)
     assert same.p_value == 1.0
 
 
@@ -433,10 +433,10 @@ def test_compare_system_correlations():
     stats, human = synthetic(n_segments=80, noise=10.0)
     # variant b: the real BLEU; variant a: BLEU of scrambled statistics (systems in shuffled order)
     scrambled = stats[[3, 0, 5, 1, 4, 2]]
-    res = corr.compare_system_correlations(scrambled, bleu4, stats, bleu4, human, n_samples=200, seed=1)
+    res = corr.system_correlation_difference(scrambled, bleu4, stats, bleu4, human, n_samples=200, seed=1)
     assert res.value_b > res.value_a and res.p_value < 0.05
     assert res.value_b == pytest.approx(corr.correlate(bleu4(stats.sum(axis=1)), human.mean(axis=1))[0])
-    same = corr.compare_system_correlations(stats, bleu4, stats, bleu4, human, n_samples=50)
+    same = corr.system_correlation_difference(stats, bleu4, stats, bleu4, human, n_samples=50)
     assert same.delta == 0 and same.p_value == 1.0
 
 

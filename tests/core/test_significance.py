@@ -188,7 +188,7 @@ def test_all_pairs_contains_sacrebleu_baseline_pairs(real):
     stats = cases["C120"]["stats"]
     fn = score_fn(opts)
     base = sig.paired_test(stats, fn, "bs", 300)
-    pairs = sig.all_pairs(stats, fn, "bs", 300)
+    pairs = sig.all_differences(stats, fn, "bs", 300)
     s = len(stats)
     assert len(pairs) == s * (s - 1) // 2
     by = {(c.a, c.b): c for c in pairs}
@@ -197,8 +197,8 @@ def test_all_pairs_contains_sacrebleu_baseline_pairs(real):
         assert c.p_value == r.p_value and c.delta == pytest.approx(r.score - base[0].score, abs=TOL)
         assert (c.ci_low, c.ci_high) == (r.delta_low, r.delta_high)
     # AR: pair order does not matter (|A - B| is symmetric)
-    fwd = sig.compare(stats[:4], fn, "ar", [(1, 2), (3, 0)], 500)
-    rev = sig.compare(stats[:4], fn, "ar", [(stats[2][0], stats[1][0]), (0, 3)], 500)
+    fwd = sig.differences(stats[:4], fn, "ar", [(1, 2), (3, 0)], 500)
+    rev = sig.differences(stats[:4], fn, "ar", [(stats[2][0], stats[1][0]), (0, 3)], 500)
     assert [c.p_value for c in fwd] == [c.p_value for c in rev]
     assert fwd[0].delta == -rev[0].delta
 
@@ -208,9 +208,9 @@ def test_seeds_reproduce_and_differ(real):
     stats = cases["C120"]["stats"][:4]
     fn = score_fn(opts)
     for test in ("bs", "ar"):
-        a = sig.compare(stats, fn, test, "all", 400, seed=11)
-        b = sig.compare(stats, fn, test, "all", 400, seed=11)
-        c = sig.compare(stats, fn, test, "all", 400, seed=12)
+        a = sig.differences(stats, fn, test, "all", 400, seed=11)
+        b = sig.differences(stats, fn, test, "all", 400, seed=11)
+        c = sig.differences(stats, fn, test, "all", 400, seed=12)
         assert a == b
         assert [x.p_value for x in a] != [x.p_value for x in c] or [x.ci_low for x in a] != [x.ci_low for x in c]
     assert sig.paired_test(stats, fn, "bs", 200, seed=5) == sig.paired_test(stats, fn, "bs", 200, seed=5)
@@ -227,8 +227,8 @@ def test_chunking_does_not_change_results(real):
     stats = cases["C120"]["stats"][:5]
     fn = score_fn(opts)
     for test in ("bs", "ar"):
-        big = sig.compare(stats, fn, test, "all", 300)
-        small = sig.compare(stats, fn, test, "all", 300, max_bytes=20_000)
+        big = sig.differences(stats, fn, test, "all", 300)
+        small = sig.differences(stats, fn, test, "all", 300, max_bytes=20_000)
         assert big == small
 
 
@@ -278,7 +278,7 @@ def test_clusters_on_obvious_groups():
     fn = score_fn(opts)
     systems = _synthetic_groups()
     for test in ("bs", "ar"):
-        comps = sig.all_pairs(systems, fn, test, 1000 if test == "bs" else 2000)
+        comps = sig.all_differences(systems, fn, test, 1000 if test == "bs" else 2000)
         clusters = sig.significance_clusters(comps)
         got = {r.system: r.cluster for r in clusters}
         assert got == {"g0a": 1, "g0b": 1, "g1a": 2, "g1b": 2, "g2a": 3, "g2b": 3}
@@ -295,7 +295,7 @@ def test_difference_cis_contain_the_observed_delta():
     fn = score_fn(opts)
     systems = _synthetic_groups(n=300, seed=3)
     for test in ("bs", "ar"):
-        for c in sig.all_pairs(systems, fn, test, 1000):
+        for c in sig.all_differences(systems, fn, test, 1000):
             assert c.ci_low < c.ci_high
             assert c.ci_low <= c.delta <= c.ci_high
             assert c.delta == pytest.approx(c.value_b - c.value_a, abs=1e-12)
@@ -307,7 +307,7 @@ def test_difference_cis_contain_the_observed_delta():
 def test_rows_have_the_design_columns(real):
     opts, cases = real
     res = sig.paired_test(cases["C120"]["stats"][:3], score_fn(opts), "bs", 200)
-    rows = [r.comparison.as_row() for r in res if r.comparison is not None]
+    rows = [r.outcome.as_row() for r in res if r.outcome is not None]
     design = ["test", "system_a", "system_b", "delta", "statistic", "p_value", "ci_low", "ci_high"]
     assert len(rows) == 2
     for row in rows:

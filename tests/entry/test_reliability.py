@@ -249,7 +249,7 @@ def test_sigterm_ends_the_job_like_an_interruption(tmp_path, where):
     ds = make_dataset(tmp_path / "ds")
     flag = tmp_path / "flag"
     step = {"logging": ("harness.sinks.mlflow", "insert_runs"),  # nested runs written, not finished
-            "statistics": ("harness.runner", "compute_statistics")}[where]
+            "statistics": ("harness.runner", "job_statistics")}[where]
     cmd = [sys.executable, "-c", _PAUSE_AFTER, *step, str(flag), f"dataset.root={ds}", *BASE, "bleu=[sacrebleu,char]"]
     proc = subprocess.Popen(cmd, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.time() + 120

@@ -20,7 +20,7 @@ import harness
 from harness.core.options import make_options
 from harness.errors import InputError
 from harness.shards import MissingExtraError, sharded_corpus_bleu, sharded_statistics
-from harness.text.pipeline import segment_statistics
+from harness.text.pipeline import lines_statistics
 from harness.text.reading import BadCharacterError, EncodingError, check_parallel, read_text
 from support import DEMO, harness_here, read_lines, run_harness, write_lines
 
@@ -118,10 +118,10 @@ def big(tmp_path_factory) -> dict[str, Path]:
 
 
 def _single_process(hyp: Path, refs: list[Path], **options):
-    """What one process computes from the same files: read_text + segment_statistics / harness.corpus_bleu."""
+    """What one process computes from the same files: read_text + lines_statistics / harness.corpus_bleu."""
     opts = make_options(**options)
     h, rs = read_text(hyp).lines, [read_text(r).lines for r in refs]
-    return segment_statistics(h, rs, opts), harness.corpus_bleu(h, rs, **options)
+    return lines_statistics(h, rs, opts), harness.corpus_bleu(h, rs, **options)
 
 
 @pytest.fixture(scope="module")

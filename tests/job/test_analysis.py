@@ -17,7 +17,7 @@ from harness.job import report
 from harness.job.analysis import analyse
 from harness.job.inputs import layout_of, load_inputs
 from harness.job.spec import build_spec
-from harness.job.statistics import StatisticsCache, compute_statistics
+from harness.job.statistics import StatisticsCache, job_statistics
 from support import DEEN, DEMO, RUEN, base_config, read_lines, write_lines
 
 
@@ -26,7 +26,7 @@ def analysed(tmp_path: Path, root: Path, bleu=("sacrebleu",), **overrides):
                       dataset={"root": str(root), **overrides.pop("dataset", {})}, **overrides)
     spec = build_spec(cfg, [f"dataset.root={root}"])
     inputs = load_inputs(spec, layout_of(spec))
-    statistics = compute_statistics(inputs, spec.variants, StatisticsCache(tmp_path / "cache"))
+    statistics = job_statistics(inputs, spec.variants, StatisticsCache(tmp_path / "cache"))
     return analyse(spec, inputs, statistics, "test")
 
 
@@ -216,13 +216,13 @@ def test_meta_eval_ranks_the_variants(tmp_path):
         assert sorted(set(ranks)) == list(range(1, max(ranks) + 1)), stat  # clusters numbered without gaps
     by = {(r.level, r.statistic, r.variant): r.rank for r in result.rankings}
     assert by[("system", "pearson", "paper")] == by[("system", "pearson", "sacrebleu")]  # identical: one rank
-    assert any(c.comparison.test in ("perm_both", "pairs") for c in result.variant_comparisons)
+    assert any(c.outcome.test in ("perm_both", "pairs") for c in result.variant_differences)
     text = report.render(result)
     assert "## Ranking of the variants" in text
     # the best-variant sentence and table hold the best variant against each other once, not the rank tests
-    best_vs_each = [c for c in result.variant_comparisons if c.statistic == "pearson"]
-    best = best_vs_each[0].comparison.a
-    others = [c.comparison.b for c in best_vs_each]
+    best_vs_each = [c for c in result.variant_differences if c.statistic == "pearson"]
+    best = best_vs_each[0].outcome.a
+    others = [c.outcome.b for c in best_vs_each]
     assert best not in others and len(others) == len(set(others))
     line = next(x for x in text.splitlines() if x.startswith("- **Best variant"))
     assert f"over {len(others)} comparison" in line and line.count(", " + best + ",") == 0
@@ -291,7 +291,7 @@ def test_paired_tests_have_the_resamples_holm_needs_and_clusters_use_holm(tmp_pa
     systems = ("Nemo", "UEdin", "Online-W", "Facebook-AI", "HuaweiTSC", "VolcTrans-AT", "VolcTrans-GLAT",
                "eTranslation")
     result = analysed(tmp_path, small(tmp_path / "eight", n=120, systems=systems), n_samples=100)
-    tests = [c.comparison for c in result.comparisons if c.comparison.test == "paired_bs"]
+    tests = [c.outcome for c in result.differences if c.outcome.test == "paired_bs"]
     assert len(tests) == 28 and {t.n_samples for t in tests} == {600}
     assert 28 / (600 + 1) < 0.05
     np.testing.assert_allclose([t.p_holm for t in tests], holm([t.p_value for t in tests]), rtol=1e-15)
@@ -309,7 +309,7 @@ def test_on_19_systems_holm_can_reach_significance(tmp_path):
     """WMT21 de-en: 171 pairs. With 1000 resamples no pair was significant after Holm (171/1001 = 0.171); with the
     3500 the job now draws, the pairs the data separates are."""
     result = analysed(tmp_path, DEEN, n_samples=1000, correlation=False, human={"select": "none"})
-    tests = [c.comparison for c in result.comparisons]
+    tests = [c.outcome for c in result.differences]
     assert len(tests) == 171 and {t.n_samples for t in tests} == {3500}
     significant = sum(t.p_holm < 0.05 for t in tests)
     assert 50 < significant <= sum(t.p_value < 0.05 for t in tests)
@@ -332,7 +332,7 @@ def test_variant_significance_has_the_holm_column_the_report_prints(tmp_path):
 def test_the_paper_protocol_runs_without_human_scores(tmp_path):
     result = analysed(tmp_path, small(tmp_path / "nohuman", n=100), human={"select": "none"}, paper_protocol=True)
     assert result.inputs.human == () and result.correlations == ()
-    blocks = [c for c in result.comparisons if c.comparison.test == "block_t"]
+    blocks = [c for c in result.differences if c.outcome.test == "block_t"]
     assert len(blocks) == 3 and len(result.blocks) == 4  # 4 systems, t between neighbours
     assert "### Table 2 analogue" in report.render(result)
 
@@ -391,7 +391,7 @@ def test_identical_variants_are_shown_once_only_when_every_number_is_equal(tmp_p
     cfg["bleu"]["copy"] = twin
     spec = build_spec(cfg, [f"dataset.root={root}"])
     inputs = load_inputs(spec, layout_of(spec))
-    result = analyse(spec, inputs, compute_statistics(inputs, spec.variants, StatisticsCache(tmp_path / "c")), "t")
+    result = analyse(spec, inputs, job_statistics(inputs, spec.variants, StatisticsCache(tmp_path / "c")), "t")
     text = report.render(result)
     assert ("Variant `copy` gives every number of `sacrebleu` on this data (corpus and sentence BLEU, intervals, "
             "tests, correlations); it is shown once, as `sacrebleu`.") in text

@@ -40,7 +40,7 @@ def sides(a_lines, b_lines, human_a=None, human_b=None, names=("A", "B")):
     return Side(names[0], a_lines, human=human_a), Side(names[1], b_lines, human=human_b)
 
 
-def compare_systems(a, b, refs, opts, **settings):
+def compare_sides(a, b, refs, opts, **settings):
     return compare(ComparisonRequest(a, b, refs, opts, **settings))
 
 
@@ -52,7 +52,7 @@ def demo():
     a = read_lines(DEMO / "systems" / "Nemo.txt")[:N_DEMO]
     b = read_lines(DEMO / "systems" / "UEdin.txt")[:N_DEMO]
     sa, sb = sides(a, b, names=("Nemo", "UEdin"))
-    result = compare_systems(sa, sb, refs, opts, ref_names=("ref-C", "ref-D"), n_samples=N_SAMPLES, seed=7,
+    result = compare_sides(sa, sb, refs, opts, ref_names=("ref-C", "ref-D"), n_samples=N_SAMPLES, seed=7,
                              n_examples=5, top=10)
     return {"opts": opts, "refs": refs, "a": a, "b": b, "sides": (sa, sb), "result": result}
 
@@ -108,7 +108,7 @@ def test_the_sentence_options_of_the_variant_decide_the_sentence_buckets_and_exa
     refs = [read_lines(root / "refs" / f"{r}.txt") for r in ("ref-A", "ref-B")]
     a, b = (read_lines(root / "systems" / f"{s}.txt") for s in ("Nemo", "UEdin"))
     sa, sb = sides(a, b)
-    results = [(compare_systems(sa, sb, refs, opts, n_samples=50, seed=7, n_examples=20, top=5,
+    results = [(compare_sides(sa, sb, refs, opts, n_samples=50, seed=7, n_examples=20, top=5,
                                 sentence_options=None if eff else sentence_options(opts, False)),
                 sacrebleu.BLEU(effective_order=eff)) for eff in (True, False)]
     for result, bleu in results:
@@ -141,8 +141,8 @@ def test_statistics_that_do_not_belong_to_the_texts_are_refused(demo):
     sa, sb = demo["sides"]
     st_a, st_b = systems_statistics([demo["a"], demo["b"]], demo["refs"], demo["opts"])
     with pytest.raises(InputError, match=r"statistics of system 'UEdin' do not belong to its text .* segment 0"):
-        compare_systems(sa, sb, demo["refs"], demo["opts"], n_samples=10, statistics=(st_a, st_a))
-    ok = compare_systems(sa, sb, demo["refs"], demo["opts"], n_samples=N_SAMPLES, seed=7, n_examples=5, top=10,
+        compare_sides(sa, sb, demo["refs"], demo["opts"], n_samples=10, statistics=(st_a, st_a))
+    ok = compare_sides(sa, sb, demo["refs"], demo["opts"], n_samples=N_SAMPLES, seed=7, n_examples=5, top=10,
                          ref_names=("ref-C", "ref-D"), statistics=(st_a, st_b))
     assert json.dumps(to_json(ok)) == json.dumps(to_json(demo["result"]))
 
@@ -177,18 +177,18 @@ def test_the_texts_are_counted_once(demo, monkeypatch):
     monkeypatch.setattr("harness.text.pipeline.case_and_tokenize",
                         lambda *a, **k: before(*a, **k) if calls["encode"] == 1 and calls["grams"] == 0
                         else forbidden())
-    compare_systems(sa, sb, demo["refs"], demo["opts"], n_samples=10, n_examples=2, top=3)
+    compare_sides(sa, sb, demo["refs"], demo["opts"], n_samples=10, n_examples=2, top=3)
     assert calls == {"encode": 1, "grams": 2}  # every order against all references, words against the first
 
 
 def test_bad_knobs_are_config_errors(demo):
     sa, sb = demo["sides"]
     with pytest.raises(ConfigError, match="not a function of summed statistics"):
-        compare_systems(sa, sb, demo["refs"], make_options(profile="nltk"), n_samples=10)
+        compare_sides(sa, sb, demo["refs"], make_options(profile="nltk"), n_samples=10)
     with pytest.raises(ConfigError, match="compared with itself"):
-        compare_systems(sa, Side("Nemo", sb.lines), demo["refs"], demo["opts"], n_samples=10)
+        compare_sides(sa, Side("Nemo", sb.lines), demo["refs"], demo["opts"], n_samples=10)
     with pytest.raises(ConfigError, match="n_samples"):
-        compare_systems(sa, sb, demo["refs"], demo["opts"], n_samples=0)
+        compare_sides(sa, sb, demo["refs"], demo["opts"], n_samples=0)
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -203,7 +203,7 @@ HYP_B = ["a c c", "x z", "q q"]
 def tiny(**kwargs):
     opts = make_options(tokenize="none")
     sa, sb = sides(HYP_A, HYP_B)
-    return compare_systems(sa, sb, REFS, opts, n_samples=50, seed=1, **kwargs)
+    return compare_sides(sa, sb, REFS, opts, n_samples=50, seed=1, **kwargs)
 
 
 def lists(result):
@@ -250,7 +250,7 @@ def test_word_f_measure_by_frequency_by_hand():
     assert train == {"a": 7, "b": 1}
     opts = make_options(tokenize="none")
     sa, sb = sides(HYP_A, HYP_B)
-    res2 = compare_systems(sa, sb, REFS, opts, train_counts=train, train_name="train.txt", n_samples=50, seed=1)
+    res2 = compare_sides(sa, sb, REFS, opts, train_counts=train, train_name="train.txt", n_samples=50, seed=1)
     assert [r.bucket for r in res2.by_frequency.rows] == ["<1", "1", "[5,10)"]
     assert res2.frequency_source == "train.txt" and "train.txt" in res2.by_frequency.note
 
@@ -269,9 +269,9 @@ def test_word_diff_marks_what_the_outputs_do_not_share():
 def test_seeded_and_reproducible(demo):
     sa, sb = demo["sides"]
     kw = dict(n_samples=N_SAMPLES, n_examples=5, top=10)
-    again = compare_systems(sa, sb, demo["refs"], demo["opts"], ref_names=("ref-C", "ref-D"), seed=7, **kw)
+    again = compare_sides(sa, sb, demo["refs"], demo["opts"], ref_names=("ref-C", "ref-D"), seed=7, **kw)
     assert json.dumps(to_json(again)) == json.dumps(to_json(demo["result"]))
-    other = compare_systems(sa, sb, demo["refs"], demo["opts"], ref_names=("ref-C", "ref-D"), seed=8, **kw)
+    other = compare_sides(sa, sb, demo["refs"], demo["opts"], ref_names=("ref-C", "ref-D"), seed=8, **kw)
     assert other.headline.delta == again.headline.delta
     assert (other.headline.delta_low, other.headline.p_value) != (again.headline.delta_low, again.headline.p_value)
     assert "seed:7" in again.signature and "bs:200" in again.signature
@@ -287,7 +287,7 @@ def test_human_buckets_with_sparse_scores():
     ha[::3] = np.nan  # A judged on 2 of 3 segments
     hb[:10] = np.nan  # B not judged on the first 10
     sa, sb = sides(a, b, ha, hb)
-    res = compare_systems(sa, sb, refs, opts, human_name="MQM", n_samples=100, seed=3, n_examples=50)
+    res = compare_sides(sa, sb, refs, opts, human_name="MQM", n_samples=100, seed=3, n_examples=50)
     judged = np.isfinite(ha) & np.isfinite(hb)
     h = res.human
     assert h.name == "MQM" and h.n_judged == judged.sum()
@@ -305,7 +305,7 @@ def test_human_buckets_with_sparse_scores():
     assert not sent or all(math.isnan(e.human_a) == math.isnan(ha[e.seg_id]) for e in sent.values())
     # no human scores for one side: no human section
     sa2, sb2 = sides(a, b, ha, None)
-    assert compare_systems(sa2, sb2, refs, opts, n_samples=20).human is None
+    assert compare_sides(sa2, sb2, refs, opts, n_samples=20).human is None
 
 
 def test_tables_and_json(demo):
@@ -332,7 +332,7 @@ def test_page_escapes_every_text_and_names_no_url():
     b = ["a b", "x <b>y</b>"]
     refs = [["a b", "x y"]]
     sa, sb = sides(a, b, names=("<i>A</i>", "B&B"))
-    page = render_page(compare_systems(sa, sb, refs, opts, source=["<src>", "s2"], n_samples=20))
+    page = render_page(compare_sides(sa, sb, refs, opts, source=["<src>", "s2"], n_samples=20))
     assert evil not in page and "&lt;script&gt;" in page and "<i>A</i>" not in page and "&lt;i&gt;A" in page
     assert "&lt;src&gt;" in page and "B&amp;B" in page
     assert page.count("<script>") == 1  # only the page's own

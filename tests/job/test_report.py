@@ -14,7 +14,7 @@ from harness.job import figures, report
 from harness.job.analysis import analyse
 from harness.job.inputs import layout_of, load_inputs
 from harness.job.spec import build_spec, bundled_data
-from harness.job.statistics import StatisticsCache, compute_statistics
+from harness.job.statistics import StatisticsCache, job_statistics
 from support import base_config
 
 
@@ -25,7 +25,7 @@ def paper(tmp_path_factory):
                       dataset={"root": bundled_data("wmt21_news_ende"), "refsets": "each"}, experiment_name="pv")
     spec = build_spec(cfg)
     inputs = load_inputs(spec, layout_of(spec))
-    result = analyse(spec, inputs, compute_statistics(inputs, spec.variants, StatisticsCache(tmp / "c")), "pv")
+    result = analyse(spec, inputs, job_statistics(inputs, spec.variants, StatisticsCache(tmp / "c")), "pv")
     return result, tmp
 
 
@@ -233,7 +233,7 @@ def _small_job(root, tmp_path):
                       experiment_name=root.name)
     spec = build_spec(cfg, [f"dataset.root={root}"])
     inputs = load_inputs(spec, layout_of(spec))
-    return analyse(spec, inputs, compute_statistics(inputs, spec.variants, StatisticsCache(tmp_path / "c")),
+    return analyse(spec, inputs, job_statistics(inputs, spec.variants, StatisticsCache(tmp_path / "c")),
                    root.name)
 
 

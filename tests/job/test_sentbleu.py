@@ -27,7 +27,7 @@ from harness.core.options import make_options, sentence_options
 from harness.job.analysis import analyse
 from harness.job.inputs import layout_of, load_inputs
 from harness.job.spec import build_spec
-from harness.job.statistics import StatisticsCache, compute_statistics
+from harness.job.statistics import StatisticsCache, job_statistics
 from harness.job.tables import segment_scores, system_scores
 from support import RUEN, base_config, read_lines
 
@@ -43,7 +43,7 @@ def analysed(tmp: Path, root: Path, bleu=VARIANTS, **overrides):
                       dataset={"root": str(root), **overrides.pop("dataset", {})}, **overrides)
     spec = build_spec(cfg, [f"dataset.root={root}"])
     inputs = load_inputs(spec, layout_of(spec))
-    return analyse(spec, inputs, compute_statistics(inputs, spec.variants, StatisticsCache(tmp / "cache")), "t")
+    return analyse(spec, inputs, job_statistics(inputs, spec.variants, StatisticsCache(tmp / "cache")), "t")
 
 
 @pytest.fixture(scope="module")
@@ -107,7 +107,7 @@ def test_a_config_key_turns_effective_order_off_at_segment_level(tmp_path):
     cfg["bleu"]["sacrebleu"]["sentence_effective_order"] = False
     spec = build_spec(cfg, [f"dataset.root={SHORT}"])
     inputs = load_inputs(spec, layout_of(spec))
-    result = analyse(spec, inputs, compute_statistics(inputs, spec.variants, StatisticsCache(tmp_path / "c")), "t")
+    result = analyse(spec, inputs, job_statistics(inputs, spec.variants, StatisticsCache(tmp_path / "c")), "t")
     cells = result.cells_of(result.full_refset, "sacrebleu")
     for c in cells:
         want = sacrebleu_sentences(SHORT, c.system.label, "sacrebleu", effective_order=False)

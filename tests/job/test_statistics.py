@@ -18,7 +18,7 @@ from harness.api import corpus_statistics
 from harness.core.bleu import corpus_score
 from harness.job.inputs import SystemInput, layout_of, load_inputs
 from harness.job.spec import build_spec
-from harness.job.statistics import CACHE_VERSION, StatisticsCache, TokenKey, blocks, compute_statistics, token_keys
+from harness.job.statistics import CACHE_VERSION, StatisticsCache, TokenKey, blocks, job_statistics, token_keys
 from support import DEMO, base_config, read_lines, write_lines
 
 N = 25
@@ -56,7 +56,7 @@ def entries(root: Path) -> list[Path]:
 
 def test_every_block_equals_the_api_and_sacrebleu(tmp_path, dataset):
     spec, inputs = job(tmp_path, dataset)
-    stats = compute_statistics(inputs, spec.variants, StatisticsCache(tmp_path / "cache"))
+    stats = job_statistics(inputs, spec.variants, StatisticsCache(tmp_path / "cache"))
     refs = {name: text.lines for name, text in inputs.refs.items()}
     checked = set()
     for refset in inputs.refsets:
@@ -92,7 +92,7 @@ def test_variants_sharing_tokens_share_one_block_of_the_highest_order(tmp_path, 
     assert keys.keys() == {TokenKey("13a", "mixed"), TokenKey("13a", "lc")}
     assert keys[TokenKey("13a", "mixed")][0] == 6 and keys[TokenKey("13a", "lc")][0] == 4
     assert len(blocks(inputs, spec.variants)) == 3 * 2
-    stats = compute_statistics(inputs, spec.variants, StatisticsCache(tmp_path / "cache"))
+    stats = job_statistics(inputs, spec.variants, StatisticsCache(tmp_path / "cache"))
     nemo = inputs.systems[0]
     used = inputs.refs_for(nemo, inputs.refsets[0])
     four, six, lc = (stats.of(nemo, used, v.options) for v in spec.variants)
@@ -108,20 +108,20 @@ def test_variants_sharing_tokens_share_one_block_of_the_highest_order(tmp_path, 
 
 def test_a_cache_hit_returns_the_same_integers(tmp_path, dataset):
     spec, inputs = job(tmp_path, dataset)
-    cold = compute_statistics(inputs, spec.variants, StatisticsCache(tmp_path / "cache"))
+    cold = job_statistics(inputs, spec.variants, StatisticsCache(tmp_path / "cache"))
     assert (cold.hits, cold.misses) == (0, len(cold.blocks)) and len(entries(tmp_path / "cache")) == len(cold.blocks)
-    warm = compute_statistics(inputs, spec.variants, StatisticsCache(tmp_path / "cache"))
+    warm = job_statistics(inputs, spec.variants, StatisticsCache(tmp_path / "cache"))
     assert (warm.hits, warm.misses) == (len(cold.blocks), 0)
     assert warm.blocks.keys() == cold.blocks.keys()
     assert all(same(cold.blocks[k], warm.blocks[k]) for k in cold.blocks)
-    off = compute_statistics(inputs, spec.variants, StatisticsCache(tmp_path / "cache", enabled=False))
+    off = job_statistics(inputs, spec.variants, StatisticsCache(tmp_path / "cache", enabled=False))
     assert (off.hits, off.misses) == (0, len(cold.blocks))  # force=true: counted again, the cache not read
 
 
 def test_an_entry_holds_its_key_and_a_checksum(tmp_path, dataset):
     spec, inputs = job(tmp_path, dataset, bleu=("sacrebleu",), refsets="all")
     cache = StatisticsCache(tmp_path / "cache")
-    compute_statistics(inputs, spec.variants, cache)
+    job_statistics(inputs, spec.variants, cache)
     path = entries(tmp_path / "cache")[0]
     key = path.stem
     assert path == cache.path(key) and path.parent.name == key[:2]
@@ -158,7 +158,7 @@ def _flip(data: bytes) -> bytes:
 ])
 def test_a_damaged_entry_is_recomputed_with_a_warning(tmp_path, dataset, caplog, damage, reason):
     spec, inputs = job(tmp_path, dataset, bleu=("sacrebleu",), refsets="all")
-    first = compute_statistics(inputs, spec.variants, StatisticsCache(tmp_path / "cache"))
+    first = job_statistics(inputs, spec.variants, StatisticsCache(tmp_path / "cache"))
     paths = entries(tmp_path / "cache")
     victim, other = paths[0], paths[1]
     if damage == "other key":
@@ -177,13 +177,13 @@ def test_a_damaged_entry_is_recomputed_with_a_warning(tmp_path, dataset, caplog,
     else:
         victim.write_bytes(damage(victim.read_bytes()))
     caplog.set_level(logging.WARNING, logger="harness.job.statistics")
-    again = compute_statistics(inputs, spec.variants, StatisticsCache(tmp_path / "cache"))
+    again = job_statistics(inputs, spec.variants, StatisticsCache(tmp_path / "cache"))
     assert (again.hits, again.misses) == (len(paths) - 1, 1)
     assert all(same(first.blocks[k], again.blocks[k]) for k in first.blocks)
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert len(warnings) == 1 and str(victim) in warnings[0] and "recomputing it" in warnings[0]
     assert reason in warnings[0] and "Traceback" not in caplog.text
-    healed = compute_statistics(inputs, spec.variants, StatisticsCache(tmp_path / "cache"))
+    healed = job_statistics(inputs, spec.variants, StatisticsCache(tmp_path / "cache"))
     assert (healed.hits, healed.misses) == (len(paths), 0)  # the entry was written again, whole
 
 
@@ -191,7 +191,7 @@ def test_an_unwritable_cache_costs_the_cache_only(tmp_path, dataset, caplog):
     spec, inputs = job(tmp_path, dataset, bleu=("sacrebleu",), refsets="all")
     (tmp_path / "a_file").write_text("x")
     caplog.set_level(logging.WARNING, logger="harness.job.statistics")
-    stats = compute_statistics(inputs, spec.variants, StatisticsCache(tmp_path / "a_file" / "stats"))
+    stats = job_statistics(inputs, spec.variants, StatisticsCache(tmp_path / "a_file" / "stats"))
     assert stats.misses == len(stats.blocks) == 3
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert len(warnings) == 3 and all("statistics not cached" in w and "the job goes on" in w for w in warnings)
@@ -210,13 +210,13 @@ def test_byte_identical_versions_are_counted_once(tmp_path, dataset):
     for stem, source in (("m@1", "Nemo"), ("m@2", "Nemo"), ("m@10", "UEdin")):
         write_lines(root / "systems" / f"{stem}.txt", read_lines(dataset / "systems" / f"{source}.txt"))
     spec, inputs = job(tmp_path, root, bleu=("sacrebleu",), refsets="all")
-    stats = compute_statistics(inputs, spec.variants, StatisticsCache(tmp_path / "cache"))
+    stats = job_statistics(inputs, spec.variants, StatisticsCache(tmp_path / "cache"))
     assert (stats.hits, stats.misses) == (1, 2) and len(entries(tmp_path / "cache")) == 2
     one, two, ten = (stats.of(s, ("ref-C",), spec.variants[0].options) for s in inputs.systems)
     assert same(one, two) and not np.array_equal(one.matches, ten.matches)
     write_lines(root / "systems" / "m@11.txt", read_lines(dataset / "systems" / "UEdin.txt"))
     spec, inputs = job(tmp_path, root, bleu=("sacrebleu",), refsets="all")
-    later = compute_statistics(inputs, spec.variants, StatisticsCache(tmp_path / "cache"))
+    later = job_statistics(inputs, spec.variants, StatisticsCache(tmp_path / "cache"))
     assert (later.hits, later.misses) == (4, 0)
     text = inputs.systems[0].text
     tk = TokenKey("13a", "mixed")

@@ -18,7 +18,7 @@ from harness.errors import TrackingError
 from harness.job.analysis import analyse
 from harness.job.inputs import layout_of, load_inputs
 from harness.job.spec import build_spec, identity_digest
-from harness.job.statistics import StatisticsCache, compute_statistics
+from harness.job.statistics import StatisticsCache, job_statistics
 from harness.job.tables import build_tables
 from harness.sinks.mlflow import (
     SMALL_TABLES,
@@ -55,7 +55,7 @@ def job(small_dataset, tmp_path_factory):
                       dataset={"root": str(root), "refsets": REFSETS})
     spec = build_spec(cfg, [f"dataset.root={root}", f"experiment_name={EXPERIMENT}", "n_samples=50"])
     inputs = load_inputs(spec, layout_of(spec))
-    statistics = compute_statistics(inputs, spec.variants, StatisticsCache(tmp / "cache", enabled=False))
+    statistics = job_statistics(inputs, spec.variants, StatisticsCache(tmp / "cache", enabled=False))
     result = analyse(spec, inputs, statistics, EXPERIMENT)
     key = identity_digest(spec, inputs.input_hashes())
     tables = build_tables(result)

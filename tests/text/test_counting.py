@@ -12,14 +12,14 @@ from hypothesis import strategies as st
 
 from harness.core.stats import SegmentStats, effective_ref_len
 from harness.text import counting, token_ids
-from harness.text.counting import count_statistics, encode_references
+from harness.text.counting import encode_references, token_statistics
 from harness.text.encoded import EncodedReferences
 
 PATHS = [pytest.param(True, id="compiled"), pytest.param(False, id="numpy")]
 
 
-def compute_statistics(hyps, streams, order=4, compiled=None):
-    return count_statistics(hyps, encode_references(streams), order, compiled)
+def job_statistics(hyps, streams, order=4, compiled=None):
+    return token_statistics(hyps, encode_references(streams), order, compiled)
 
 
 def reference_counts(hyp: list[str], refs: list[list[str] | None], order: int) -> tuple[list[int], list[int]]:
@@ -56,7 +56,7 @@ def build(segments: list) -> tuple[list, list]:
 @given(st.lists(segment, min_size=1, max_size=8), st.integers(1, 6))
 def test_kernel_equals_counter_definition(compiled, segments, order):
     hyps, streams = build(segments)
-    got = compute_statistics(hyps, streams, order, compiled)
+    got = job_statistics(hyps, streams, order, compiled)
     for i, hyp in enumerate(hyps):
         refs = [s[i] for s in streams]
         m, t = reference_counts(hyp, refs, order)
@@ -71,9 +71,9 @@ def test_kernel_equals_counter_definition(compiled, segments, order):
 def test_statistics_are_additive_over_splits(segments, data):
     hyps, streams = build(segments)
     cut = data.draw(st.integers(1, len(hyps) - 1))
-    whole = compute_statistics(hyps, streams)
-    parts = SegmentStats.concat([compute_statistics(hyps[:cut], [s[:cut] for s in streams]),
-                                 compute_statistics(hyps[cut:], [s[cut:] for s in streams])])
+    whole = job_statistics(hyps, streams)
+    parts = SegmentStats.concat([job_statistics(hyps[:cut], [s[:cut] for s in streams]),
+                                 job_statistics(hyps[cut:], [s[cut:] for s in streams])])
     for field in ("hyp_len", "ref_lens", "matches", "totals"):
         assert np.array_equal(getattr(whole, field), getattr(parts, field))
     assert np.array_equal(whole.matrix().sum(0), parts.matrix().sum(0))
@@ -81,7 +81,7 @@ def test_statistics_are_additive_over_splits(segments, data):
 
 @pytest.mark.parametrize("compiled", PATHS)
 def test_unknown_hypothesis_tokens_never_match(compiled):
-    got = compute_statistics([["x", "y", "x", "y"]], [[["a", "b"]]], 2, compiled)
+    got = job_statistics([["x", "y", "x", "y"]], [[["a", "b"]]], 2, compiled)
     assert got.matches[0].tolist() == [0, 0]
     assert got.totals[0].tolist() == [4, 3]
 
@@ -90,7 +90,7 @@ def test_unknown_hypothesis_tokens_never_match(compiled):
 def test_long_segments_and_repeated_ngrams(compiled):
     hyp = ["a"] * 500 + ["b"] * 300
     ref = ["a"] * 200 + ["b"] * 400
-    got = compute_statistics([hyp], [[ref]], 3, compiled)
+    got = job_statistics([hyp], [[ref]], 3, compiled)
     assert got.matches[0].tolist() == reference_counts(hyp, [ref], 3)[0]
 
 
@@ -153,8 +153,8 @@ def test_numpy_path_renumbers_ids_that_would_not_fit(bits, segments, order):
 def test_both_paths_on_real_data(wmt21):
     hyps = [h.split() for h in wmt21["systems"]["UEdin"]]
     refs = [[r.split() for r in lines] for lines in wmt21["refs"].values()]
-    small = compute_statistics(hyps, refs, compiled=False)
-    big = compute_statistics(hyps, refs, compiled=True)
+    small = job_statistics(hyps, refs, compiled=False)
+    big = job_statistics(hyps, refs, compiled=True)
     assert np.array_equal(small.matches, big.matches) and np.array_equal(small.totals, big.totals)
 
 

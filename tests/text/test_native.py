@@ -160,9 +160,9 @@ LINE = st.lists(ALPHABET, max_size=40).map("".join)
 
 
 def _statistics(hyps: list[str], refs: list[list[str | None]], tokenize: str, lowercase: bool, compiled: bool):
-    from harness.text.pipeline import segment_statistics
+    from harness.text.pipeline import lines_statistics
 
-    stats = segment_statistics(hyps, refs, make_options(tokenize=tokenize, lowercase=lowercase), compiled=compiled)
+    stats = lines_statistics(hyps, refs, make_options(tokenize=tokenize, lowercase=lowercase), compiled=compiled)
     return stats.hyp_len, stats.ref_lens, stats.matches, stats.totals
 
 

@@ -16,15 +16,15 @@ import regex
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sacrebleu.tokenizers.tokenizer_zh import TokenizerZh
-from tokenizer_cases import EDGE_LINES, PIECES, _all_strings, _data_files, _read, oracle
 
 from harness.core.options import make_options
 from harness.text import pipeline as scoring
 from harness.text import token_ids
-from harness.text.counting import count_encoded, count_statistics, encode_references
+from harness.text.counting import count_encoded, encode_references, token_statistics
 from harness.text.token_ids import TokenTable, encode_lines
 from harness.text.tokenizers import case_and_tokenize
 from support import sacrebleu_score
+from tokenizer_cases import EDGE_LINES, PIECES, _all_strings, _data_files, _read, oracle
 
 pytestmark = pytest.mark.usefixtures("text_kernels")  # skipped only with HARNESS_NATIVE=0
 
@@ -293,7 +293,7 @@ def test_statistics_equal_the_token_list_path_on_real_data(wmt21: dict, name: st
     assert (by_ids.lengths == by_tokens.lengths).all()
     for system in ("Nemo", "Online-W", "ref-A"):
         hyps = wmt21["systems"][system]
-        expected = count_statistics(case_and_tokenize(hyps, opts), by_tokens, 6, compiled=False)
+        expected = token_statistics(case_and_tokenize(hyps, opts), by_tokens, 6, compiled=False)
         h_ids, h_off = token_ids.encode_hypotheses(hyps, by_ids, opts)
         got = count_encoded(h_ids, h_off, by_ids, 6, compiled=True)
         for field in ("hyp_len", "ref_lens", "matches", "totals"):
@@ -319,7 +319,7 @@ def test_scoring_api_takes_the_path_and_equals_sacrebleu(wmt21: dict, sacrebleu_
                 assert abs(ours.score - theirs.score) <= 1e-9
     for hyps in wmt21["systems"].values():
         got = prepared.statistics(hyps)
-        expected = count_statistics(case_and_tokenize(hyps, make_options()),
+        expected = token_statistics(case_and_tokenize(hyps, make_options()),
                                     encode_references([case_and_tokenize(s, make_options()) for s in refs]), 4,
                                     compiled=False)
         assert np.array_equal(got.matches, expected.matches) and np.array_equal(got.hyp_len, expected.hyp_len)
@@ -331,7 +331,7 @@ def test_job_statistics_equal_the_token_list_path(tmp_path) -> None:
     lists (numpy) or straight through ids (compiled)."""
     from harness.job.inputs import layout_of, load_inputs
     from harness.job.spec import build_spec
-    from harness.job.statistics import StatisticsCache, compute_statistics
+    from harness.job.statistics import StatisticsCache, job_statistics
     from support import base_config, make_dataset
 
     cut = make_dataset(tmp_path / "cut", n=600, systems=("Nemo", "UEdin", "ref-A"), refs=("ref-C", "ref-D"))
@@ -340,8 +340,8 @@ def test_job_statistics_equal_the_token_list_path(tmp_path) -> None:
     spec = build_spec(config)
     inputs = load_inputs(spec, layout_of(spec))
     assert token_ids.usable(make_options(), True) and not token_ids.usable(make_options(), False)
-    fast = compute_statistics(inputs, spec.variants, StatisticsCache(tmp_path, enabled=False), compiled=True)
-    slow = compute_statistics(inputs, spec.variants, StatisticsCache(tmp_path, enabled=False), compiled=False)
+    fast = job_statistics(inputs, spec.variants, StatisticsCache(tmp_path, enabled=False), compiled=True)
+    slow = job_statistics(inputs, spec.variants, StatisticsCache(tmp_path, enabled=False), compiled=False)
     assert fast.blocks.keys() == slow.blocks.keys() and len(fast.blocks) == 3 * 3 * 7  # 7 token keys
     for key in fast.blocks:
         for field in ("hyp_len", "ref_lens", "matches", "totals"):
@@ -350,7 +350,7 @@ def test_job_statistics_equal_the_token_list_path(tmp_path) -> None:
 
 def test_many_systems_in_threads_equal_one_by_one(wmt21: dict) -> None:
     """systems_statistics (chunks in threads, every system of a chunk counted against its references) and
-    PreparedReferences.statistics_of give, per system, exactly what segment_statistics gives for that system
+    PreparedReferences.statistics_of give, per system, exactly what lines_statistics gives for that system
     alone, on either path."""
     refs = [wmt21["refs"][r] for r in sorted(wmt21["refs"])[:2]]
     opts = make_options()
@@ -359,7 +359,7 @@ def test_many_systems_in_threads_equal_one_by_one(wmt21: dict) -> None:
     prepared = scoring.PreparedReferences.build(refs, opts, systems=len(outputs), chunk=100,
                                                 compiled=True).statistics_of(outputs)
     for hyps, a, b in zip(outputs, streamed, prepared):
-        one = scoring.segment_statistics(hyps, refs, opts, compiled=False)
+        one = scoring.lines_statistics(hyps, refs, opts, compiled=False)
         for f in ("hyp_len", "ref_lens", "matches", "totals"):
             assert np.array_equal(getattr(a, f), getattr(one, f)) and np.array_equal(getattr(b, f), getattr(one, f))
     with pytest.raises(ValueError, match="system 1 has 526 segments but system 0 has 527"):

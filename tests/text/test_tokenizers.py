@@ -20,11 +20,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sacrebleu.metrics.bleu import BLEU
-from tokenizer_cases import EDGE_LINES, PIECES, _all_strings, _data_files, _read, oracle
 
 from harness.errors import ConfigError
 from harness.text import tokenizers
 from harness.text.tokenizers import available_tokenizers, tokenize_corpus, tokenize_unique, tokenizer_signature
+from tokenizer_cases import EDGE_LINES, PIECES, _all_strings, _data_files, _read, oracle
 
 FAST = ("13a", "intl", "zh", "char", "none")
 def assert_same(lines: list[str], name: str, lowercase: bool, where: str = "") -> None:

@@ -27,7 +27,7 @@ Array conventions (shared with :mod:`harness.core.stats` and :mod:`harness.core.
 - Segment-level metric scores are a matrix ``metric[S, n]`` (e.g. sentence BLEU), NaN where missing.
 """
 
-from .difference import compare_correlations, compare_system_correlations
+from .difference import correlation_difference, system_correlation_difference
 from .segment import (
     KENDALL,
     bootstrap_segment_correlation,
@@ -45,8 +45,8 @@ from .system import (
     system_level_subsets,
 )
 from .vectors import (
-    COMPARISON_TESTS,
     CORRELATIONS,
+    DIFFERENCE_TESTS,
     GROUPINGS,
     METHODS,
     SEGMENT_METHODS,
@@ -57,8 +57,8 @@ from .vectors import (
 )
 
 __all__ = [
-    "Agreement", "COMPARISON_TESTS", "CORRELATIONS", "Correlation", "FloatArray", "GROUPINGS", "KENDALL", "METHODS",
+    "Agreement", "DIFFERENCE_TESTS", "CORRELATIONS", "Correlation", "FloatArray", "GROUPINGS", "KENDALL", "METHODS",
     "SEGMENT_METHODS", "ScoreFn", "bootstrap_segment_correlation", "bootstrap_system_correlation",
-    "compare_correlations", "compare_system_correlations", "correlate", "pearson_from_sums", "ranking_agreement",
+    "correlation_difference", "system_correlation_difference", "correlate", "pearson_from_sums", "ranking_agreement",
     "segment_correlation", "segment_level", "system_correlation", "system_level", "system_level_subsets", "tau_b",
 ]

@@ -11,12 +11,12 @@ from numpy.typing import NDArray
 
 from ...errors import ConfigError, InputError
 from ..resampling import bootstrap_counts, check_systems, generator, seeded_counts
-from ..significance import Comparison
+from ..significance import DifferenceTest
 from .batched import _batch_values, _checked, _chunks, _interval, _matrix_values
 from .segment import _segment_resampled_values
 from .system import _system_inputs, _system_resamples
 from .vectors import (
-    COMPARISON_TESTS,
+    DIFFERENCE_TESTS,
     GROUPINGS,
     METHODS,
     SEGMENT_METHODS,
@@ -54,7 +54,7 @@ def _zscore(a: FloatArray, ok: NDArray[np.bool_]) -> FloatArray:
     return np.where(ok, z, np.nan)
 
 
-def compare_correlations(
+def correlation_difference(
     metric_a: Any,
     metric_b: Any,
     human: Any,
@@ -67,12 +67,12 @@ def compare_correlations(
     alpha: float = 0.05,
     threshold: float = 0.0,
     names: tuple[str, str] = ("a", "b"),
-) -> Comparison:
+) -> DifferenceTest:
     """Compare two metrics' correlations with the same human scores (``names`` label them in the result).
 
     Inputs are score matrices ``[S, n]`` (segment level, e.g. sentence BLEU of two variants) or vectors ``[S]``
     (system-level scores; then the items are systems and only ``perm_both`` is possible: for a paired bootstrap
-    over segments of corpus BLEU use :func:`compare_system_correlations`). Entries with a NaN in any of the three
+    over segments of corpus BLEU use :func:`system_correlation_difference`). Entries with a NaN in any of the three
     are dropped.
 
     - ``paired_bootstrap``: resample segments (columns) with replacement, the same resamples for both metrics,
@@ -86,14 +86,14 @@ def compare_correlations(
     """
     _check_choice("method", method, SEGMENT_METHODS)
     _check_choice("grouping", grouping, GROUPINGS)
-    _check_choice("test", test, COMPARISON_TESTS)
+    _check_choice("test", test, DIFFERENCE_TESTS)
     n_samples, seed = _checked(n_samples, seed, alpha)
     a = np.asarray(metric_a, dtype=np.float64)
     if a.ndim == 1:
         if test == "paired_bootstrap":
             raise ConfigError(
                 "test", "paired_bootstrap needs segment matrices [S, n]; for system-level corpus BLEU use "
-                "compare_system_correlations", choices=["perm_both"])
+                "system_correlation_difference", choices=["perm_both"])
         if grouping != "none" or method == "kendall_like":
             raise ConfigError("grouping", "system-level vectors take grouping 'none' and a vector method",
                               choices=["none"])
@@ -116,7 +116,7 @@ def compare_correlations(
             a, h, method, grouping, threshold, counts)
         p, used = _bootstrap_p(diffs, vb - va)
         lo, hi = _interval(diffs, alpha)
-        return Comparison(test, names[0], names[1], va, vb, vb - va, math.nan, p, lo, hi, used, seed)
+        return DifferenceTest(test, names[0], names[1], va, vb, vb - va, math.nan, p, lo, hi, used, seed)
 
     za, zb = _zscore(a, ok), _zscore(b, ok)
     va = float(_matrix_values(method, grouping, za, h, threshold))
@@ -131,11 +131,11 @@ def compare_correlations(
         d = _matrix_values(method, grouping, m2, h, threshold) - _matrix_values(method, grouping, m1, h, threshold)
         large += int((d >= delta).sum())  # NaN draws never count as "large"
     p = large / n_samples if math.isfinite(delta) else math.nan
-    return Comparison(test, names[0], names[1], va, vb, delta, math.nan, p, math.nan, math.nan, int(n_samples),
+    return DifferenceTest(test, names[0], names[1], va, vb, delta, math.nan, p, math.nan, math.nan, int(n_samples),
                       seed)
 
 
-def compare_system_correlations(
+def system_correlation_difference(
     stats_a: Any,
     score_fn_a: ScoreFn,
     stats_b: Any,
@@ -148,7 +148,7 @@ def compare_system_correlations(
     seed: int = 12345,
     alpha: float = 0.05,
     names: tuple[str, str] = ("a", "b"),
-) -> Comparison:
+) -> DifferenceTest:
     """Paired bootstrap over segments for two BLEU variants' *system-level* correlations.
 
     ``stats_a[S, n, Ka]`` / ``stats_b[S, n, Kb]`` (K may differ, e.g. other max order) with their score functions;
@@ -170,4 +170,4 @@ def compare_system_correlations(
     diffs = rb - ra
     p, used = _bootstrap_p(diffs, vb - va)
     lo, hi = _interval(diffs, alpha)
-    return Comparison("paired_bootstrap", names[0], names[1], va, vb, vb - va, math.nan, p, lo, hi, used, seed)
+    return DifferenceTest("paired_bootstrap", names[0], names[1], va, vb, vb - va, math.nan, p, lo, hi, used, seed)

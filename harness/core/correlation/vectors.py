@@ -27,7 +27,7 @@ SEGMENT_METHODS: tuple[str, ...] = (*METHODS, "kendall_like")
 GROUPINGS: tuple[str, ...] = ("none", "item")
 
 #: Tests for the difference between two metrics' correlations with the human scores.
-COMPARISON_TESTS: tuple[str, ...] = ("paired_bootstrap", "perm_both")
+DIFFERENCE_TESTS: tuple[str, ...] = ("paired_bootstrap", "perm_both")
 
 # Minimum number of valid pairs: a whole-vector correlation needs 3 (with 2 points Pearson is +-1 and scipy's
 # p-value is degenerate); MTME's item grouping keeps every item with at least 2 (its ``len(filt) == 1`` skip).

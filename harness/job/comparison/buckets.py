@@ -25,7 +25,7 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 
 from ...core.bleu import ScoreFn
-from ...core.significance import bootstrap_ci, compare, paired_test
+from ...core.significance import bootstrap_ci, differences, paired_test
 from ...core.stats import SegmentStats
 from ...text.counting import GramCounts
 from .result import (
@@ -110,7 +110,7 @@ def ratio_rows(labels: Sequence[str], num_a: FloatArray, den_a: FloatArray, num_
                n_samples: int, seed: int | None, words: Sequence[WordCounts | None] | None = None
                ) -> list[PairedRow]:
     """Rows of ratios ``100 * sum(num) / sum(den)`` over the whole test set (``num_*[R, n]``): one draw of
-    resamples shared by all rows, the paired test of each row's A and B (:func:`~harness.core.significance.compare`
+    resamples shared by all rows, the paired test of each row's A and B (:func:`~harness.core.significance.differences`
     with pairs ``(2r, 2r + 1)``: p-values and difference intervals equal a two-system ``paired_test`` with the same
     seed) and each system's interval (:func:`~harness.core.significance.bootstrap_ci`)."""
     systems: list[tuple[str, FloatArray]] = []
@@ -120,7 +120,7 @@ def ratio_rows(labels: Sequence[str], num_a: FloatArray, den_a: FloatArray, num_
     if not systems:
         return []
     pairs = [(2 * r, 2 * r + 1) for r in range(len(labels))]
-    comps = compare(systems, _ratio, "bs", pairs, n_samples, seed, ci=LEVEL)
+    comps = differences(systems, _ratio, "bs", pairs, n_samples, seed, ci=LEVEL)
     cis = bootstrap_ci(systems, _ratio, n_samples, seed)
     assert isinstance(cis, list)  # a list of (name, stats) gives one interval per system
     n = num_a.shape[1]
