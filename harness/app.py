@@ -93,7 +93,9 @@ def typed_config(cfg: Any) -> Any:
     from .errors import ConfigError
     from .job.config import check_node
 
-    check_node(OmegaConf.to_container(cfg, resolve=False))
+    node = OmegaConf.to_container(cfg, resolve=False)
+    assert isinstance(node, dict)  # the composed config is a mapping
+    check_node({str(k): v for k, v in node.items()})
     missing = sorted(OmegaConf.missing_keys(cfg))
     if missing:
         raise ConfigError(missing[0], "a value is required here (the config leaves it ???); give it as "
@@ -135,7 +137,7 @@ def task(cfg: Any) -> float | None:
         terminated = isinstance(exc, Terminated)
         print(f"harness: {'terminated (SIGTERM)' if terminated else 'interrupted'}; job_status.json in the job's "
               "folder says what was kept", file=sys.stderr)
-        raise SystemExit(exc.exit_status if terminated else 130) from None
+        raise SystemExit(Terminated.exit_status if terminated else 130) from None
     if outcome.tracking_error is not None:
         err = outcome.tracking_error
         details = err.kept or f"rerun the job to log it (details in {outcome.folder / 'tracking_pending.json'})"

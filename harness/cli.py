@@ -267,11 +267,11 @@ def report_paired(systems: list[System], opts: BleuOptions, args: argparse.Names
 def report_confidence(systems: list[System], opts: BleuOptions, args: argparse.Namespace) -> str:
     """sacrebleu's ``--confidence``: every score with its bootstrap mean and 95% half-width."""
     from .core.bleu import score_fn
-    from .core.significance import bootstrap_ci, signature_extra
+    from .core.significance import signature_extra, systems_ci
 
     seed = _seed(args)
     n = args.n_samples or 1000
-    cis = bootstrap_ci([(s.name, s.stats) for s in systems], score_fn(opts), n, seed)
+    cis = systems_ci([(s.name, s.stats) for s in systems], score_fn(opts), n, seed)
     extra = signature_extra("bs", n, seed)
     rows = []
     lines = []

@@ -196,9 +196,9 @@ def _combinations(overrides: Sequence[str]) -> list[list[str]]:
         if o.is_sweep_override():
             prefix = o.get_key_element()
             values = [f"{prefix}={v}" for v in o.sweep_string_iterator()]
-            choices.append(values or [o.input_line])
+            choices.append(values or [str(o.input_line)])
         else:
-            choices.append([o.input_line])
+            choices.append([str(o.input_line)])
     first = [c[0] for c in choices]
     out = [first]
     for i, values in enumerate(choices):

@@ -123,7 +123,7 @@ def sacrebleu_formula(stats: Any, opts: BleuOptions, arithmetic: str = "float64"
     c, r = columns[0], columns[1]
     correct, total = columns[2:2 + order].astype(dtype, copy=False), columns[2 + order:].astype(dtype, copy=False)
     bp, ratio = _brevity(c, r)
-    method, k = opts.smooth_method, opts.smooth_value
+    method, k = opts.smooth_method, _smooth_value(opts)
     if method == "add-k":
         bump = np.zeros((order,) + (1,) * (correct.ndim - 1), dtype=dtype)
         bump[1:] = k
@@ -191,7 +191,8 @@ def hf_formula(stats: Any, opts: BleuOptions) -> BleuArrays:
     c, r, correct, total = _split(stats, order)
     with np.errstate(divide="ignore", invalid="ignore"):
         if opts.smooth_method == "add-k":
-            precisions = (correct + opts.smooth_value) / (total + opts.smooth_value)
+            k = _smooth_value(opts)
+            precisions = (correct + k) / (total + k)
         else:
             precisions = np.where(total > 0, correct / np.where(total > 0, total, 1.0), 0.0)
         ratio = np.where(r > 0, c / np.where(r > 0, r, 1.0), np.inf)
@@ -202,6 +203,11 @@ def hf_formula(stats: Any, opts: BleuOptions) -> BleuArrays:
         geo = np.where((precisions > 0).all(axis=-1), np.exp((w * logs).sum(axis=-1)), 0.0)
     ratio = np.where(np.isinf(ratio), 0.0, ratio)
     return BleuArrays(100.0 * geo * bp, 100.0 * precisions, bp, ratio, c, r)
+
+
+def _smooth_value(opts: BleuOptions) -> float:
+    """The smoothing value of resolved options (every method that reads one has it; 0 for the others)."""
+    return 0.0 if opts.smooth_value is None else float(opts.smooth_value)
 
 
 def _weights(opts: BleuOptions) -> FloatArray | None:

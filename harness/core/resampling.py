@@ -137,11 +137,11 @@ def _seeded_counts(seed: int, n_segments: int, n_samples: int) -> FloatArray:
     return counts
 
 
-def seeded_counts(seed: int, n_segments: int, n_samples: int) -> FloatArray:
+def seeded_counts(seed: int | None, n_segments: int, n_samples: int) -> FloatArray:
     """``bootstrap_counts(generator(seed), n_segments, n_samples)``, read-only and kept for the next call with
     the same arguments (a job's correlation intervals all draw the same resamples); matrices over
-    :data:`SEEDED_CACHE_BYTES` are drawn anew each time."""
-    if n_segments * n_samples * 8 > SEEDED_CACHE_BYTES:
+    :data:`SEEDED_CACHE_BYTES`, and draws from OS entropy (``seed=None``), are drawn anew each time."""
+    if seed is None or n_segments * n_samples * 8 > SEEDED_CACHE_BYTES:
         return bootstrap_counts(generator(seed), n_segments, n_samples)
     return _seeded_counts(int(seed), int(n_segments), int(n_samples))
 

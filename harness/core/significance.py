@@ -257,8 +257,16 @@ def bootstrap_ci(stats: Any, score_fn: Any, n_samples: int = DEFAULT_CONFIDENCE_
     return out[0] if single else out
 
 
+def systems_ci(systems: Sequence[tuple[str, Any]], score_fn: Any, n_samples: int = DEFAULT_CONFIDENCE_SAMPLES,
+               seed: int | None = DEFAULT_SEED, *, max_bytes: int = DEFAULT_MAX_BYTES) -> list[ConfidenceInterval]:
+    """:func:`bootstrap_ci` of several ``(name, stats)`` systems: one interval each, on the same resamples."""
+    out = bootstrap_ci(list(systems), score_fn, n_samples, seed, max_bytes=max_bytes)
+    assert isinstance(out, list)  # a list of (name, stats) gives one interval per system
+    return out
+
+
 # ---------------------------------------------------------------------------------------------------------------
-# Comparisons (the engine), Holm correction
+# Differences between systems (the engine), Holm correction
 # ---------------------------------------------------------------------------------------------------------------
 
 
@@ -520,6 +528,7 @@ def paired_test(systems: Sequence[tuple[str, Any]], score_fn: Any, test: str = "
         # the draw after the AR masks (which R holds).
         R = R.copy()
         R[0] = resampled_scores(X[:1], _resample_fn(score_fn), nc, seed, max_bytes=max_bytes)[0]
+    ci_of: list[tuple[float | None, float | None, float | None, float | None]]
     if R is not None:
         mean, half, qlo, qhi = _estimate_ci(R)
         ci_of = [(float(mean[s]), float(half[s]), float(qlo[s]), float(qhi[s])) for s in range(len(names))]
@@ -678,8 +687,7 @@ def significance_clusters(comparisons: Sequence[DifferenceTest], scores: Mapping
     pv: dict[tuple[str, str], float] = {}
     sc: dict[str, float] = dict(scores or {})
     for c in comparisons:
-        p = c.p_holm if holm_adjusted else c.p_value
-        pv[(c.a, c.b)] = pv[(c.b, c.a)] = float(p)
+        pv[(c.a, c.b)] = pv[(c.b, c.a)] = float(c.p_holm if holm_adjusted else c.p_value)
         if scores is None:
             sc.setdefault(c.a, float(c.value_a))
             sc.setdefault(c.b, float(c.value_b))
@@ -687,7 +695,7 @@ def significance_clusters(comparisons: Sequence[DifferenceTest], scores: Mapping
     out: list[ClusterRow] = []
     cluster, head = 0, None
     for rank, system in enumerate(ranked, start=1):
-        p = None
+        p: float | None = None
         if head is not None:
             if (head, system) not in pv:
                 raise InputError(f"no comparison between {head!r} and {system!r}; clusters need all pairs "

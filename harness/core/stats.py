@@ -16,14 +16,13 @@ Counting them from text is the text layer's job (:mod:`harness.text.counting`); 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal, Sequence
+from typing import Sequence
 
 import numpy as np
 from numpy.typing import NDArray
 
 from ..errors import ConfigError
 
-RefLengthRule = Literal["closest", "shortest", "average"]
 #: How the reference length of a segment with several references is chosen.
 REF_LENGTH_RULES: tuple[str, ...] = ("closest", "shortest", "average")
 
@@ -79,7 +78,7 @@ class SegmentStats:
             np.concatenate([p.totals for p in parts]),
         )
 
-    def ref_len(self, rule: RefLengthRule = "closest") -> NDArray[np.float64]:
+    def ref_len(self, rule: str | None = "closest") -> NDArray[np.float64]:
         """Effective reference length per segment under a brevity-penalty rule.
 
         ``closest``: the reference length closest to the hypothesis length, ties going to the shorter one
@@ -94,7 +93,7 @@ class SegmentStats:
         """``var`` when some segment lacks some reference (sacrebleu), else the number of reference streams."""
         return "var" if self.variable_refs else self.n_refs
 
-    def matrix(self, rule: RefLengthRule = "closest") -> NDArray[np.float64]:
+    def matrix(self, rule: str | None = "closest") -> NDArray[np.float64]:
         """The ``[n, 2 + 2N]`` statistics matrix ``[hyp_len, ref_len, matches_1..N, totals_1..N]``.
 
         The corpus score is a function of ``matrix.sum(axis=0)``: this is sacrebleu's statistics vector.
@@ -109,13 +108,14 @@ _BLOCK_ROWS = 1 << 16
 
 
 def effective_ref_len(
-    hyp_len: NDArray[np.int64], ref_lens: NDArray[np.int64], rule: RefLengthRule
+    hyp_len: NDArray[np.int64], ref_lens: NDArray[np.int64], rule: str | None
 ) -> NDArray[np.float64]:
     """See :meth:`SegmentStats.ref_len`; segments without any reference are an error upstream. Computed in blocks
     of :data:`_BLOCK_ROWS` segments (the same numbers; a million segments with four references would otherwise
     need several temporary arrays of 32 MB)."""
     if rule not in REF_LENGTH_RULES:
         raise ConfigError("ref_length", f"unknown reference-length rule {rule!r}", REF_LENGTH_RULES)
+    assert rule is not None
     n = hyp_len.shape[0]
     if n <= _BLOCK_ROWS:
         return _effective_ref_len(hyp_len, ref_lens, rule)

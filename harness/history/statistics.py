@@ -127,7 +127,7 @@ def logged_statistics(client: Any, versions: Sequence[Version], system: str, ref
     """Every version's statistics matrix, checked: same shape, and they reproduce the logged BLEU."""
     with tempfile.TemporaryDirectory(prefix="harness-history-") as tmp:
         store = Artifacts(client, tmp)
-        mats = []
+        mats: list[np.ndarray] = []
         for v in versions:
             where = f"version {v.label} (run {v.run_id})"
             X = segment_matrix(store.segments(v.parent_id), system, v.version, refset, variant, where)
@@ -177,9 +177,9 @@ def tested_steps(versions: Sequence[Version], mats: Sequence[np.ndarray], score_
     comps = differences(systems, score_fn, test=test, pairs=pairs, n_samples=n, seed=seed)
     steps = [Step()]
     for i in range(1, len(versions)):
-        prev, best = comps[2 * (i - 1)], comps[2 * (i - 1) + 1]
-        steps.append(Step(delta_prev=prev.delta, p_prev=prev.p_value, best_before=versions[best_of[i - 1]].version,
-                          delta_best=best.delta, p_best=best.p_value,
-                          regression_vs_previous=prev.delta < 0 and prev.p_value < alpha,
-                          regression_vs_best=best.delta < 0 and best.p_value < alpha))
+        to_prev, to_best = comps[2 * (i - 1)], comps[2 * (i - 1) + 1]
+        steps.append(Step(delta_prev=to_prev.delta, p_prev=to_prev.p_value,
+                          best_before=versions[best_of[i - 1]].version, delta_best=to_best.delta,
+                          p_best=to_best.p_value, regression_vs_previous=to_prev.delta < 0 and to_prev.p_value < alpha,
+                          regression_vs_best=to_best.delta < 0 and to_best.p_value < alpha))
     return tuple(steps), TEST_NAMES[test], n

@@ -31,7 +31,7 @@ from ..core.correlation import (
     system_level_subsets,
 )
 from ..core.profiles import get_profile
-from ..core.significance import all_differences, block_protocol, bootstrap_ci, holm, holm_samples, significance_clusters
+from ..core.significance import all_differences, block_protocol, holm, holm_samples, significance_clusters, systems_ci
 from .comparison import ComparisonRequest, ComparisonResult, compare
 from .dataset import refset_name
 from .human import HumanScores
@@ -101,10 +101,10 @@ def resample(spec: JobSpec, cells: list[Cell], progress: Any = None
     groups: dict[tuple[str, str], list[int]] = {}
     for i, c in enumerate(cells):
         groups.setdefault((c.refset, c.variant.name), []).append(i)
-    for variant in {c.variant.name: c.variant for c in cells}.values():
-        if not _additive(variant):  # said once per variant, not once per reference set
+    for used in {c.variant.name: c.variant for c in cells}.values():
+        if not _additive(used):  # said once per variant, not once per reference set
             log.info("variant %s: profile %s is not a function of summed statistics; no intervals or paired tests",
-                     variant.name, variant.options.profile)
+                     used.name, used.options.profile)
     n_systems = max((len(idx) for idx in groups.values()), default=0)
     pair_samples = system_pair_samples(spec, n_systems, "paired tests between systems") if spec.significance \
         else spec.n_samples
@@ -116,7 +116,7 @@ def resample(spec: JobSpec, cells: list[Cell], progress: Any = None
             continue
         fn = score_fn(group[0].variant.options)
         systems = [(c.system.label, c.stats) for c in group]
-        for i, c, ci in zip(idx, group, bootstrap_ci(systems, fn, spec.n_samples, spec.seed)):
+        for i, c, ci in zip(idx, group, systems_ci(systems, fn, spec.n_samples, spec.seed)):
             out[i] = Cell(c.system, c.refset, c.refs_used, c.variant, c.stats, c.score, c.sentence, ci.ci_low,
                           ci.ci_high)
         if spec.significance and len(systems) > 1:

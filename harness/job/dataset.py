@@ -342,7 +342,8 @@ def read_layout(root: str | os.PathLike[str], roots: Sequence[Path] = ()) -> Dat
         source = resolve_under(given, "src.txt", "src.txt", roots)
         if not source.is_file():
             raise InputError("not a regular file (a dataset holds regular files only)", given / "src.txt")
-    declared = meta.get("human_scores") if isinstance(meta.get("human_scores"), dict) else {}
+    found = meta.get("human_scores")
+    declared: dict[str, Any] = found if isinstance(found, dict) else {}
     kinds = tuple(HumanKindFiles(n, seg, sys_, hib, _display_text(declared.get(n) or {}, "name", meta_path), problem)
                   for n, seg, sys_, hib, problem in _human_entries(meta, meta_path, given, roots))
     declared_n = meta.get("n_segments")

@@ -129,7 +129,8 @@ def bleu_by_system(result: JobResult, folder: Path) -> list[str]:
     return _save(fig, folder, "bleu_by_system")
 
 
-def place_labels(ax: Any, xs: Sequence[float], ys: Sequence[float], texts: Sequence[str], renderer: Any,
+def place_labels(ax: Any, xs: Sequence[float] | np.ndarray, ys: Sequence[float] | np.ndarray, texts: Sequence[str],
+                 renderer: Any,
                  fontsize: float = 6.5) -> None:
     """Labels beside their points where they overlap no other label and no marker and stay inside the axes: the
     nearest free place, right or left of the point, level with it or moved up or down in steps of half a label
@@ -270,11 +271,16 @@ def _draw_share(result: JobResult, folder: Path, share: int, shares: int) -> lis
     return [fig(folder) for fig in _figures(result)[share::shares]]
 
 
+def _share_of(result: JobResult, folder: Path, share: int, shares: int, _sent: Any) -> list[list[str]]:
+    """:func:`_draw_share` as the work of an :func:`~.aside.aside` child (which is sent nothing it needs)."""
+    return _draw_share(result, folder, share, shares)
+
+
 def warm_up() -> None:
     """What drawing needs before it has anything to draw: pyplot, both writers, the PDF font subsetter and the
     font (imports and look-ups; drawing a figure ahead would save little more)."""
     pyplot()
-    import fontTools.subset  # noqa: F401 - the PDF writer's, imported when the first PDF is saved
+    import fontTools.subset  # type: ignore[import-untyped]  # noqa: F401 - the PDF writer's, imported when the first PDF is saved
     import matplotlib.backends.backend_agg  # noqa: F401
     import matplotlib.backends.backend_pdf  # noqa: F401
     from matplotlib import font_manager
@@ -287,8 +293,8 @@ def _draw_split(result: JobResult, folder: Path) -> list[str]:
     (warm: nothing to import again), each every second figure; the file names in the order of :func:`draw`."""
     shares = min(2 if (os.cpu_count() or 1) >= 2 else 1, len(_figures(result))) or 1
     with contextlib.ExitStack() as stack:
-        others = [stack.enter_context(aside(lambda _, k=k: _draw_share(result, folder, k, shares),
-                                            "drawing the figures")) for k in range(1, shares)]
+        others = [stack.enter_context(aside(partial(_share_of, result, folder, k, shares), "drawing the figures"))
+                  for k in range(1, shares)]
         for other in others:
             other.send(None)
         parts = [_draw_share(result, folder, 0, shares), *(other() for other in others)]

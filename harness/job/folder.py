@@ -173,6 +173,7 @@ class JobFolder:
 
     def write_status(self, status: str, **fields: Any) -> None:
         previous = read_json(self.path / STATUS) or {}
+        published: Any
         if status == "ok":  # this generation is the published one now
             published = self.generation
         else:

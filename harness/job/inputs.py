@@ -103,8 +103,8 @@ def check_selection(spec: JobSpec, layout: DatasetLayout | None) -> None:
         if spec.compare:
             system = spec.system
             labels = [] if system is None else [(system.label, system.name)]
-            refs = tuple(safe_name(p.stem, "refset.paths") for p in spec.refset_paths)
-            comparison_pairs(spec, labels, refs, "the job (one explicit system)")
+            explicit = tuple(safe_name(p.stem, "refset.paths") for p in spec.refset_paths)
+            comparison_pairs(spec, labels, explicit, "the job (one explicit system)")
         return
     refs = choose_refs(layout, spec.refs)
     choose_systems(layout, spec.systems)

@@ -167,14 +167,17 @@ def _row(refset: str, variant: str, kind: str, include_human: bool, level: str, 
 def _tester(level: str, statistic: str, metric: dict[str, np.ndarray], human: np.ndarray, spec: JobSpec
             ) -> Callable[[str, str], mtme.SigDiff]:
     """The MTME test of "b better than a" for one statistic."""
-    kw = {"n_draws": spec.n_samples, "seed": spec.seed, "block_size": min(BLOCK, spec.n_samples)}
+    n, seed, block = spec.n_samples, spec.seed, min(BLOCK, spec.n_samples)
     if statistic == "acc_eq":
-        return lambda a, b: mtme.acc_eq_pairs_test(metric[a], metric[b], human, **kw)
+        return lambda a, b: mtme.acc_eq_pairs_test(metric[a], metric[b], human, n_draws=n, seed=seed,
+                                                   block_size=block)
     if statistic == "pairwise_accuracy":
-        return lambda a, b: mtme.pairwise_accuracy_test(metric[a], metric[b], human, **kw)
+        return lambda a, b: mtme.pairwise_accuracy_test(metric[a], metric[b], human, n_draws=n, seed=seed,
+                                                        block_size=block)
     if statistic == "soft_pairwise_accuracy":
-        return lambda a, b: mtme.soft_pairwise_accuracy_test(metric[a], metric[b], human, **kw)
-    return lambda a, b: mtme.pearson_test(metric[a], metric[b], human, **kw)
+        return lambda a, b: mtme.soft_pairwise_accuracy_test(metric[a], metric[b], human, n_draws=n, seed=seed,
+                                                             block_size=block)
+    return lambda a, b: mtme.pearson_test(metric[a], metric[b], human, n_draws=n, seed=seed, block_size=block)
 
 
 def assign_ranks(values: dict[str, float], test: Callable[[str, str], mtme.SigDiff], alpha: float = ALPHA

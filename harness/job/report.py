@@ -268,8 +268,8 @@ def correlation_section(result: JobResult, kind: str) -> str:
                 for k in shown]
         no_better = []
         for k, b in zip(shown, base):
-            worse = [v for v in variants if found[(v, k)] is not None and math.isfinite(b)
-                     and found[(v, k)].correlation.value <= b]
+            worse = [v for v in variants if (got := found[(v, k)]) is not None and math.isfinite(b)
+                     and got.correlation.value <= b]
             if worse:
                 no_better.append(f"{wmt[k][3]}: {listing(worse)}")
         out += ["WMT meta-evaluation statistics (google-research/mt-metrics-eval), references " + full
@@ -479,10 +479,10 @@ def ranking_section(result: JobResult) -> str:
         variants = list(dict.fromkeys(r.variant for r in result.rankings if r.human_score == kind))
         top = {st: min((r.rank for k, r in by.items() if k[:2] == st), default=0) for st in stats}
         rows = []
-        for v in sorted(variants, key=lambda v: sum(by[(*st, v)].rank for st in stats if (*st, v) in by)):
+        for v in sorted(variants, key=lambda v: sum(by[(st[0], st[1], v)].rank for st in stats if (st[0], st[1], v) in by)):
             row: list[Any] = [v]
             for st in stats:
-                r = by.get((*st, v))
+                r = by.get((st[0], st[1], v))
                 row.append("" if r is None else f"{r.value:.3f} ({r.rank})" + (" *" if r.rank == top[st] else ""))
             rows.append(row)
         out += [f"### {kind}", "", table(["variant"] + [f"{lvl} {st}" for lvl, st in stats], rows), "",

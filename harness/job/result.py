@@ -126,7 +126,7 @@ class VariantRank:
     rank: int
 
 
-def _numbers(values: Iterable[float]) -> tuple[float, ...]:
+def _numbers(values: Iterable[float]) -> tuple[float | str, ...]:
     """Values compared as the report shows them: NaN equal to NaN (``-0.0`` and ``0.0`` alike)."""
     return tuple("nan" if isinstance(v, float) and math.isnan(v) else float(v) for v in values)
 
@@ -153,10 +153,10 @@ def variant_numbers(cells: Iterable[Cell], correlations: Iterable[CorrelationRes
                                                                         r.epsilon, r.baseline))))
     for cl in clusters:
         part(cl.variant, "significance").append(((cl.refset, cl.row.system), cl.row.cluster))
-    for sc in differences:
-        k = sc.outcome
-        part(sc.variant, "significance").append(((sc.refset, k.test, k.a, k.b), _numbers((k.p_value, k.p_holm,
-                                                                                          k.ci_low, k.ci_high))))
+    for d in differences:
+        t = d.outcome
+        part(d.variant, "significance").append(((d.refset, t.test, t.a, t.b), _numbers((t.p_value, t.p_holm,
+                                                                                         t.ci_low, t.ci_high))))
     return {v: {name: sorted(items, key=repr) for name, items in parts.items()} for v, parts in out.items()}
 
 

@@ -69,7 +69,7 @@ def segment_scores(result: JobResult) -> pa.Table:
         cols["seg_id"].append(pa.array(np.arange(n, dtype=np.int64)))
         cols["sentence_bleu"].append(pa.array(np.asarray(c.sentence, dtype=np.float64)))
         cols["hyp_len"].append(pa.array(c.stats.hyp_len))
-        cols["ref_len"].append(pa.array(c.stats.ref_len(c.variant.options.ref_length)))  # type: ignore[arg-type]
+        cols["ref_len"].append(pa.array(c.stats.ref_len(c.variant.options.ref_length)))
         for key, arr in (("matches", c.stats.matches), ("totals", c.stats.totals)):
             flat = np.ascontiguousarray(arr, dtype=np.int64)
             offsets = np.arange(0, flat.size + 1, flat.shape[1], dtype=np.int32)

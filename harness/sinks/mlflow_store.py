@@ -277,9 +277,9 @@ def prepare_store(uri: str, experiment: str, runs_dir: Path) -> str:
     try:
         with store_lock(uri):
             new = db is not None and (not db.exists() or db.stat().st_size == 0)
-            seeded = new and seed_store(db)
+            seeded = db is not None and new and seed_store(db)
             client = _client(uri)
-            if new and not seeded:
+            if db is not None and new and not seeded:
                 keep_template(db)
             found = client.get_experiment_by_name(experiment)
             if found is None:

@@ -131,7 +131,7 @@ def _discard(tmp: Path) -> None:
 
 def remove_stale_temporaries(folder: Path) -> list[Path]:
     """Remove the temporary files of :func:`atomic_write` that dead processes of this host left in ``folder``."""
-    removed = []
+    removed: list[Path] = []
     host = host_tag()
     try:
         entries = list(folder.iterdir())

@@ -37,7 +37,7 @@ def listed_files(manifest: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
     files = manifest.get("files")
     if not isinstance(files, dict):
         return {}
-    out = {}
+    out: dict[str, Mapping[str, Any]] = {}
     for rel, info in files.items():
         parts = PurePosixPath(rel).parts if isinstance(rel, str) else ()
         if isinstance(info, dict) and parts and not PurePosixPath(rel).is_absolute() and ".." not in parts:

@@ -243,16 +243,17 @@ def count_grams(hypotheses: Sequence[tuple[IntArray, IntArray]], references: Enc
         g[where] = dense.reshape(-1)
         key = flat.owner * max(n_grams, 1) + g
         ref_keys, ref_max = _reference_max(key[n_h:], valid[n_h:], flat.ref_stream, n_refs)
-        parts: list[list[IntArray]] = [[], [], [], []]
+        width = max(n_grams, 1)
+        segment, gram_id, count, clipped = [], [], [], []
         for k in range(len(hypotheses)):
             a, b = int(starts[k]), int(starts[k + 1])
             keys, counts = np.unique(key[a:b][valid[a:b]], return_counts=True)
-            for part, values_k in zip(parts, (keys // max(n_grams, 1), keys % max(n_grams, 1),
-                                              counts.astype(np.int64),
-                                              np.minimum(counts, _lookup(keys, ref_keys, ref_max)))):
-                part.append(values_k)
-        out.append(GramCounts(n, n_grams, where[first_at], *(tuple(p) for p in parts),
-                              ref_keys // max(n_grams, 1), ref_keys % max(n_grams, 1), ref_max))
+            segment.append(keys // width)
+            gram_id.append(keys % width)
+            count.append(counts.astype(np.int64))
+            clipped.append(np.minimum(counts, _lookup(keys, ref_keys, ref_max)))
+        out.append(GramCounts(n, n_grams, where[first_at], tuple(segment), tuple(gram_id), tuple(count),
+                              tuple(clipped), ref_keys // width, ref_keys % width, ref_max))
     return NgramCounts(flat.tokens, tuple(out), tuple(np.diff(off) for _, off in hypotheses),
                        refs.lengths)
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from numpy.typing import NDArray
@@ -332,13 +332,14 @@ def text_of_lines(streams: Sequence[Sequence[str | None]], opts: BleuOptions) ->
     line_flags: NDArray[np.uint8] | None = None
     parts = []
     for s, stream in enumerate(streams):
-        lines = stream if isinstance(stream, list) else list(stream)
-        if None in lines:
+        given = stream if isinstance(stream, list) else list(stream)
+        if None in given:
             if line_flags is None:
                 line_flags = np.zeros(len(streams) * n_lines, dtype=np.uint8)
-            absent = [i for i, line in enumerate(lines) if line is None]
+            absent = [i for i, line in enumerate(given) if line is None]
             line_flags[s * n_lines + np.asarray(absent, dtype=np.int64)] |= LF_ABSENT
-            lines = ["" if line is None else line for line in lines]
+            given = ["" if line is None else line for line in given]
+        lines = cast("list[str]", given)  # no None left (the list is not copied when there was none)
         joined = "\n".join(lines) + "\n"
         if joined.count("\n") != n_lines:  # a line holds a '\n' itself: it goes in as its tokens
             from .tokenizers import case_and_tokenize

@@ -274,7 +274,7 @@ def _intl_regexes(astral: bool) -> _IntlPatterns:
 
             punct, number, symbol = props  # class bodies: [\p{P}] is valid `regex` syntax
         else:
-            engine = re  # type: ignore[assignment]
+            engine = re
             punct, number, symbol = (_bmp_class_from_regex(prop) for prop in props)
         p, n_sep = f"[{punct}]", f"[{number}\\x00]"
         patterns = (

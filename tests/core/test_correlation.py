@@ -288,6 +288,22 @@ def test_system_bootstrap_reproducible_and_contains_estimate(method):
     assert c1 != c2
 
 
+def test_bootstraps_without_a_seed_draw_from_os_entropy():
+    """``seed=None`` (documented: OS entropy) works at both levels and for the difference of two metrics, and is
+    not cached: two calls draw different resamples (it used to fail on ``int(None)``)."""
+    stats, human = synthetic(n_systems=12, n_segments=40, noise=200.0, seed=5)
+    a = corr.bootstrap_system_correlation(stats, human, bleu4, "pearson", n_samples=200, seed=None)
+    b = corr.bootstrap_system_correlation(stats, human, bleu4, "pearson", n_samples=200, seed=None)
+    assert all(np.isfinite(a)) and a != b
+    rng = np.random.default_rng(4)
+    h = rng.normal(size=(5, 80))
+    m = h + rng.normal(scale=0.7, size=h.shape)
+    assert all(np.isfinite(corr.bootstrap_segment_correlation(m, h, "pearson", "none", n_samples=100, seed=None)))
+    diff = corr.correlation_difference(m, m + rng.normal(size=m.shape), h, test="paired_bootstrap", n_samples=100,
+                                       seed=None)
+    assert 0.0 <= diff.p_value <= 1.0
+
+
 @pytest.mark.parametrize("method", corr.SEGMENT_METHODS)
 @pytest.mark.parametrize("grouping", corr.GROUPINGS)
 def test_segment_bootstrap_reproducible_and_contains_estimate(method, grouping):

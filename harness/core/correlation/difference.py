@@ -63,7 +63,7 @@ def correlation_difference(
     grouping: str = "none",
     test: str = "perm_both",
     n_samples: int = 1000,
-    seed: int = 12345,
+    seed: int | None = 12345,
     alpha: float = 0.05,
     threshold: float = 0.0,
     names: tuple[str, str] = ("a", "b"),
@@ -145,7 +145,7 @@ def system_correlation_difference(
     method: str = "pearson",
     human_sys: Any | None = None,
     n_samples: int = 1000,
-    seed: int = 12345,
+    seed: int | None = 12345,
     alpha: float = 0.05,
     names: tuple[str, str] = ("a", "b"),
 ) -> DifferenceTest:

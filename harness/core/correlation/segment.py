@@ -265,7 +265,7 @@ def bootstrap_segment_correlation(
     method: str = "pearson",
     grouping: str = "none",
     n_samples: int = 1000,
-    seed: int = 12345,
+    seed: int | None = 12345,
     alpha: float = 0.05,
     *,
     threshold: float = 0.0,
@@ -288,7 +288,7 @@ def segment_level(
     system_mask: Any | None = None,
     threshold: float = 0.0,
     n_samples: int = 1000,
-    seed: int = 12345,
+    seed: int | None = 12345,
     alpha: float = 0.05,
 ) -> list[Correlation]:
     """Rows of the ``correlations`` table at segment level, one per method x grouping.

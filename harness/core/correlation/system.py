@@ -84,7 +84,7 @@ def bootstrap_system_correlation(
     score_fn: ScoreFn,
     method: str = "pearson",
     n_samples: int = 1000,
-    seed: int = 12345,
+    seed: int | None = 12345,
     alpha: float = 0.05,
     *,
     human_sys: Any | None = None,
@@ -113,7 +113,7 @@ def system_level(
     system_mask: Any | None = None,
     human_sys: Any | None = None,
     n_samples: int = 1000,
-    seed: int = 12345,
+    seed: int | None = 12345,
     alpha: float = 0.05,
 ) -> list[Correlation]:
     """Rows of the ``correlations`` table at system level, one per method.
@@ -139,7 +139,7 @@ def system_level_subsets(
     methods: Sequence[str] = METHODS,
     human_sys: Any | None = None,
     n_samples: int = 1000,
-    seed: int = 12345,
+    seed: int | None = 12345,
     alpha: float = 0.05,
 ) -> list[list[Correlation]]:
     """:func:`system_level` for several subsets of the systems (a mask each, None for all), e.g. with and without

@@ -53,7 +53,7 @@ def _paired(x: Any, y: Any) -> tuple[FloatArray, FloatArray]:
 
 
 def _defined(x: FloatArray, y: FloatArray, min_pairs: int = _MIN_PAIRS) -> bool:
-    return x.size >= min_pairs and np.ptp(x) > 0 and np.ptp(y) > 0
+    return bool(x.size >= min_pairs and np.ptp(x) > 0 and np.ptp(y) > 0)
 
 
 def _pearson(x: FloatArray, y: FloatArray) -> tuple[float, float]:

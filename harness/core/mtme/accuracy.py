@@ -39,7 +39,7 @@ def _agreement(metric: FloatArray, human: FloatArray, counts: bool = False) -> t
         # cost, and frombuffer's arguments are positional (keywords cost it 0.3 us): a call takes microseconds for
         # the few systems of one language pair
         kern.agreement(metric.tobytes(), human.tobytes(), v, human.shape[0], out)
-        values = np.frombuffer(out, np.float64, v, 8 * v if counts else 0)
+        values = np.frombuffer(out, np.float64, v, 8 * v if counts else 0)  # type: ignore[call-overload]
         return (values if len(lead) == 1 else values.reshape(lead)), int(out[2 * v]), bool(out[2 * v + 1])
     present = ~np.isnan(human)
     missing = bool(np.isnan(metric).any() and np.isnan(metric[..., present]).any())  # the first test is cheap

@@ -25,7 +25,7 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 
 from ...core.bleu import ScoreFn
-from ...core.significance import bootstrap_ci, differences, paired_test
+from ...core.significance import differences, paired_test, systems_ci
 from ...core.stats import SegmentStats
 from ...text.counting import GramCounts
 from .result import (
@@ -121,8 +121,7 @@ def ratio_rows(labels: Sequence[str], num_a: FloatArray, den_a: FloatArray, num_
         return []
     pairs = [(2 * r, 2 * r + 1) for r in range(len(labels))]
     comps = differences(systems, _ratio, "bs", pairs, n_samples, seed, ci=LEVEL)
-    cis = bootstrap_ci(systems, _ratio, n_samples, seed)
-    assert isinstance(cis, list)  # a list of (name, stats) gives one interval per system
+    cis = systems_ci(systems, _ratio, n_samples, seed)
     n = num_a.shape[1]
     out = []
     for r, (label, c) in enumerate(zip(labels, comps)):
