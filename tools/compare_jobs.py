@@ -27,7 +27,7 @@ EXACT = {"p_value", "p_holm", "n", "n_samples", "seed", "hyp_len", "seg_id"}
 
 def same(a: object, b: object, column: str, rel: float) -> bool:
     if column.startswith("system_version") and a in (None, "") and b in (None, ""):
-        return True  # an unversioned system: None before DESIGN 1.7 said "empty", "" since
+        return True  # an unversioned system: None in old folders, "" since (docs/contracts.md §7)
     if isinstance(a, float) and isinstance(b, float):
         if math.isnan(a) or math.isnan(b):
             return math.isnan(a) and math.isnan(b)

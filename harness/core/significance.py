@@ -295,7 +295,7 @@ class DifferenceTest:
     p_holm: float = math.nan
 
     def as_row(self) -> dict[str, Any]:
-        """The DESIGN 1.7 ``significance`` columns of a comparison of two systems."""
+        """The ``significance`` columns (docs/contracts.md §7) of a comparison of two systems."""
         return {
             "test": self.test, "system_a": self.a, "system_b": self.b, "delta": self.delta,
             "statistic": self.statistic, "p_value": self.p_value, "ci_low": self.ci_low, "ci_high": self.ci_high,

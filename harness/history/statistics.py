@@ -103,7 +103,8 @@ class Artifacts:
                                    "segment_table=false?): no paired tests without segment statistics") from None
             self._verify(parent_id, Path(path), dst)
             columns = ["refset", "system", "variant", "seg_id", "hyp_len", "ref_len", "matches", "totals"]
-            if "system_version" in pq.read_schema(path).names:  # every table has it (DESIGN 1.7); be lenient
+            # every table has it (docs/contracts.md §7); be lenient
+            if "system_version" in pq.read_schema(path).names:
                 columns.append("system_version")
             self._frames[parent_id] = pd.read_parquet(path, columns=columns)
         return self._frames[parent_id]

@@ -63,7 +63,8 @@ class RefsetConfig:
 
 @dataclass
 class DatasetConfig:
-    """A dataset folder (DESIGN 1.6). ``name`` null: the folder's ``meta.json`` name, else the folder name."""
+    """A dataset folder (docs/contracts.md §6). ``name`` null: the folder's ``meta.json`` name, else the folder's
+    name."""
 
     root: Optional[str] = None
     name: Optional[str] = None

@@ -1,4 +1,4 @@
-"""Dataset folders (DESIGN 1.6): their layout, read in two steps.
+"""Dataset folders (docs/contracts.md §6): their layout, read in two steps.
 
 :func:`read_layout` reads ``meta.json`` and lists ``refs/``, ``systems/`` and the human-score files: enough to
 name the dataset and decide where the job's results go, before any text is read. :func:`load_dataset` then
@@ -28,7 +28,8 @@ from .seg_map import SegMap, check_seg_map
 
 
 def refset_name(stems: Sequence[str]) -> str:
-    """The name of a reference set in the tables (DESIGN 1.7): its stems joined with ``+`` in the given order."""
+    """The name of a reference set in the tables (docs/contracts.md §7): its stems joined with ``+`` in the given
+    order."""
     return "+".join(stems)
 
 

@@ -6,10 +6,10 @@ value that can be checked without reading an input: keys, BLEU variants and toke
 reference-set syntax, paths of the outputs (not a file, not under a file, writable). Reading the inputs is
 :mod:`harness.job.inputs`' job.
 
-Names and places (DESIGN 1.7): a job's folder is ``runs_dir/<experiment>/<job>``, one level, ``<job>`` a short
-readable name from the meaningful overrides (a path value shortened to its last component) plus a short hash of
-the override list, so different jobs never collide and ``runs/<experiment>/*/system_scores.parquet`` finds every
-job. ``experiment_name`` defaults to the bundle's, or to the dataset's name when ``dataset.root`` comes from the
+Names and places (docs/contracts.md §7): a job's folder is ``runs_dir/<experiment>/<job>``, one level, ``<job>``
+a short readable name from the meaningful overrides (a path value shortened to its last component) plus a short
+hash of the override list, so different jobs never collide and ``runs/<experiment>/*/system_scores.parquet`` finds
+every job. ``experiment_name`` defaults to the bundle's, or to the dataset's name when ``dataset.root`` comes from the
 command line (user data never lands in ``demo``).
 """
 

@@ -1,4 +1,5 @@
-"""A job's results as the long-format tables of DESIGN 1.7 (Arrow tables; written by :mod:`harness.sinks.parquet`).
+"""A job's results as the long-format tables of docs/contracts.md §7 (Arrow tables; written by
+:mod:`harness.sinks.parquet`).
 
 Contract columns first, in the documented order, then ours. Every table has ``system_version`` (empty when a
 system has none); ``significance`` has ``system_version_a`` / ``system_version_b``.

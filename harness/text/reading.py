@@ -230,7 +230,7 @@ def read_text(
     name: str | None = None,
     max_empty_share: float = DEFAULT_MAX_EMPTY_SHARE,
 ) -> TextFile:
-    """Read a one-segment-per-line UTF-8 file safely (FIELD_NOTES 1.1).
+    """Read a one-segment-per-line UTF-8 file safely, naming the line and byte of anything wrong.
 
     - Strict UTF-8; an undecodable byte raises :class:`InputError` with the 1-based line, the byte column, the
       byte offset and a hex excerpt.
