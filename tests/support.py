@@ -1,7 +1,7 @@
 """Helpers shared by the tests (importable as ``support``: ``pythonpath = ["tests"]`` in pyproject.toml).
 
-The real data: the copies the project ships (``harness/data``) are the ones the oracle tests read;
-``../shared/data``, where it exists, is held byte for byte to them (``test_shipped_copy_is_the_shared_data``).
+The real data: the copies the project ships (``harness/data``) are the ones the oracle tests read, held to the
+SHA-256 of every file recorded in ``tests/data/shipped_data.sha256`` (``test_the_shipped_data_is_the_recorded_data``).
 """
 
 from __future__ import annotations
@@ -26,8 +26,7 @@ T = TypeVar("T")
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "harness" / "data"
-CANDIDATES = [DATA / "wmt21_news_ende", REPO.parent / "shared" / "data" / "wmt21_news_ende"]
-DEMO = CANDIDATES[0]
+DEMO = DATA / "wmt21_news_ende"
 DEEN = DATA / "wmt21_news_deen_da"  # 19 systems, DA at system level only
 RUEN = DATA / "wmt21_news_ruen_da"  # 10 systems, sparse segment-level DA (z and raw), aligned through seg_map.tsv
 BIN = Path(sys.executable).parent
@@ -41,11 +40,6 @@ def kernel_set(ref: str):
     """The KernelSet at ``ref`` (``module:attribute``, one of KERNEL_SETS)."""
     module, attribute = ref.split(":")
     return getattr(importlib.import_module(module), attribute)
-
-
-def dataset_dirs() -> list[Path]:
-    """Every available copy of the real dataset, the shipped one first (the one the oracle tests read)."""
-    return [p for p in CANDIDATES if (p / "refs").is_dir()]
 
 
 def read_lines(path: Path) -> list[str]:

@@ -7,6 +7,7 @@ documented behaviour for ``mteval-v13a``.
 
 from __future__ import annotations
 
+import hashlib
 import math
 import re
 import warnings
@@ -23,7 +24,7 @@ from harness.core.options import make_options
 from harness.core.profiles import get_profile
 from harness.core.signature import parse_signature, signature
 from harness.text.pipeline import PreparedReferences
-from support import dataset_dirs, sacrebleu_score
+from support import DATA, REPO, sacrebleu_score
 
 TOL = 1e-9
 TOKENIZERS = ["13a", "intl", "zh", "char", "none"]
@@ -100,18 +101,22 @@ def data(wmt21):
             "root": wmt21["root"]}
 
 
-def test_shipped_copy_is_the_shared_data():
-    """The oracle tests run on the copy the project ships; it must be byte-identical to ../shared/data."""
-    dirs = dataset_dirs()
-    if len(dirs) < 2:
-        pytest.skip("only one copy of the dataset is available")
-    shipped, shared = dirs
-    files = sorted(p.relative_to(shared) for p in shared.rglob("*") if p.is_file())
-    assert files and files == sorted(p.relative_to(shipped) for p in shipped.rglob("*") if p.is_file())
-    for rel in files:
-        assert (shipped / rel).read_bytes() == (shared / rel).read_bytes(), rel
+def test_the_shipped_data_is_the_recorded_data():
+    """The oracle tests run on the data the project ships (``harness/data``): every file is there, nothing else,
+    and each has the SHA-256 recorded in ``tests/data/shipped_data.sha256`` (which says where the data comes from
+    and how the list was made), so a changed, lost or added file is seen in every clone."""
+    recorded = {}
+    for line in (REPO / "tests" / "data" / "shipped_data.sha256").read_text().splitlines():
+        if line and not line.startswith("#"):
+            digest, rel = line.split("  ", 1)
+            recorded[rel.removeprefix("./")] = digest
+    found = {p.relative_to(DATA).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+             for p in sorted(DATA.rglob("*")) if p.is_file()}
+    assert len(recorded) == 64 and set(found) == set(recorded)
+    assert {rel for rel in found if found[rel] != recorded[rel]} == set()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("tokenize", TOKENIZERS)
 @pytest.mark.parametrize("lowercase", [False, True])
 @pytest.mark.parametrize("n_refs", [1, 2])
@@ -140,6 +145,7 @@ def test_sacrebleu_oracle_real_data(data, sacrebleu_stats, tokenize, lowercase, 
                 assert (prec_diff <= TOL).all(), (name, method, value, eff, every_7th[int(prec_diff.max(1).argmax())])
 
 
+@pytest.mark.slow
 def test_sacrebleu_end_to_end_corpus_and_sentence(data):
     refs = data["refs"]
     hyps = data["systems"]["Online-W"]
@@ -161,6 +167,7 @@ def test_sentence_scores_are_vectorised_from_statistics(data):
         assert vec[i] == pytest.approx(harness.sentence_bleu(hyps[i], [refs[0][i], refs[1][i]]).score, abs=TOL)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("order", [1, 2, 3, 5, 6])
 def test_max_ngram_order(data, order):
     refs, hyps = data["refs"], data["systems"]["Nemo"]
@@ -356,6 +363,7 @@ sentence = st.lists(st.sampled_from(["the", "cat", "sat", "on", "mat", "a", ".",
                     min_size=0, max_size=12).map(" ".join)
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(st.lists(st.tuples(sentence, sentence, sentence), min_size=1, max_size=8), st.randoms())
 def test_permuting_segments_consistently_changes_nothing(rows, rnd):
@@ -368,6 +376,7 @@ def test_permuting_segments_consistently_changes_nothing(rows, rnd):
         assert a.score == pytest.approx(b.score, abs=1e-12)
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(st.lists(sentence.filter(lambda s: len(s.split()) >= 4), min_size=1, max_size=6), sentence)
 def test_hypothesis_equal_to_a_reference_scores_100(texts, other):
@@ -375,6 +384,7 @@ def test_hypothesis_equal_to_a_reference_scores_100(texts, other):
         assert harness.corpus_bleu(texts, [texts, [other] * len(texts)], **kw).score == pytest.approx(100, abs=1e-9)
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(st.lists(st.tuples(sentence, sentence), min_size=1, max_size=8), st.sampled_from(SMOOTHING))
 def test_random_corpora_equal_sacrebleu(rows, smoothing):
@@ -391,6 +401,7 @@ def test_every_profile_is_registered():
         assert get_profile(name).name == name
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("method", range(8))
 def test_nltk_profile_through_the_api(data, method):
     from nltk.translate.bleu_score import SmoothingFunction, corpus_bleu

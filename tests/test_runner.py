@@ -21,6 +21,8 @@ from harness.runner import run_job
 from harness.storage.manifest import MANIFEST, verified_files
 from support import base_config, read_lines, write_lines
 
+pytestmark = pytest.mark.slow  # end to end: the fast tier (-m 'not slow') leaves it out
+
 
 def run(tmp_path: Path, dataset: Path, **overrides) -> tuple:
     """A job in process (no figures unless asked: :func:`job` draws them once for the module)."""

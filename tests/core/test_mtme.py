@@ -564,6 +564,7 @@ def _pearson(m: np.ndarray, h: np.ndarray) -> float:
     return scipy.stats.pearsonr(h[ok], m[ok])[0]
 
 
+@pytest.mark.slow
 def test_perm_both_pearson_no_avg_mtme_unit():
     # MTME stats_test.py PermutationSigDiffTest.testPearsonNoAvgNoEarlyStop
     g, m1, m2 = packed(GOLD8, 4), packed(MET1, 4), packed(MET2, 4)
@@ -761,6 +762,7 @@ def _corrcoef_pearson(m, h):
 
 @pytest.mark.parametrize("shape,zscore,block", [((9,), True, 1000), ((4,), True, 100), ((19, 200), True, 100),
                                                  ((7, 50), False, 1000)])
+@pytest.mark.slow
 def test_pearson_test_equals_perm_both_with_pearson_rows(shape, zscore, block):
     """The linear-sums Pearson test draws what perm_both_test draws and gives its p-values and draw counts exactly
     (early stopping included), its delta to rel 1e-12: on systems, on pooled segments with missing human scores,
@@ -794,6 +796,7 @@ def test_pearson_test_of_identical_and_constant_metrics():
     assert math.isnan(me.pearson_test(a, a, np.full((6, 30), 1.0), n_draws=10).p_value)  # constant human
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("shape", [(9,), (5,), (19, 200)])
 def test_pearson_rows_is_pearson_per_row_and_gives_the_same_p_values(shape):
     """The batched Pearson of PERM-BOTH equals np.corrcoef row by row (rel 1e-12), NaN where r is undefined, and

@@ -195,6 +195,7 @@ def memoized_nltk():
         yield
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("n_refs", [1, 2])
 def test_real_data_corpus_and_sentence(wmt, memoized_nltk, n_refs):
     """Corpus level: every system x weights x method. Sentence level: 50 sampled segments per system, each with
@@ -358,6 +359,7 @@ corpus = st.lists(segment, min_size=1, max_size=4)
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=corpus, weights=st.sampled_from(WEIGHTS + [(1.0,), (0.2,) * 5]), auto_reweigh=st.booleans(),
        params=st.sampled_from([{}, {"epsilon": 0.3, "alpha": 2, "k": 3}]))
+@pytest.mark.slow
 def test_property_against_nltk(method, data, weights, auto_reweigh, params):
     hyps = [h for h, _ in data]
     refs = [r for _, r in data]

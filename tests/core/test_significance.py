@@ -68,6 +68,7 @@ def assert_same(ours, theirs, with_ci):
 # -------------------------------------------------------------------------- sacrebleu equality, real data
 
 
+@pytest.mark.slow
 def test_paired_bs_default_n_equals_sacrebleu(real, monkeypatch):
     opts, cases = real
     case = cases["CD"]
@@ -81,6 +82,7 @@ def test_paired_bs_default_n_equals_sacrebleu(real, monkeypatch):
     assert extra == {"bs": str(info["bs"]), "seed": str(info["seed"])}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", ["12345", "7"])
 def test_paired_bs_equals_sacrebleu_subset(real, monkeypatch, seed):
     opts, cases = real
@@ -91,6 +93,7 @@ def test_paired_bs_equals_sacrebleu_subset(real, monkeypatch, seed):
     assert any(0.01 < r.p_value < 0.9 for r in ours[1:])  # a non-trivial case: p-values off their floor
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("key", ["CD", "C120"])
 def test_paired_ar_equals_sacrebleu(real, monkeypatch, key):
     opts, cases = real
@@ -102,6 +105,7 @@ def test_paired_ar_equals_sacrebleu(real, monkeypatch, key):
     assert sig.signature_extra("ar", 2000, 12345) == {"ar": str(info["ar"]), "seed": str(info["seed"])}
 
 
+@pytest.mark.slow
 def test_paired_ar_confidence_equals_sacrebleu(real, monkeypatch):
     # sacrebleu API only (n_ar_confidence): the baseline's CI from a fresh generator, the systems' from the
     # bootstrap drawn after the AR masks.

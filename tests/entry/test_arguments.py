@@ -12,6 +12,8 @@ import pytest
 
 from harness.arguments import console_command, skip_last_collection
 
+pytestmark = pytest.mark.slow  # end to end: the fast tier (-m 'not slow') leaves it out
+
 
 def test_the_value_is_returned():
     assert console_command(lambda: 7) == 7

@@ -14,6 +14,8 @@ from omegaconf import OmegaConf
 
 from harness.callbacks import FAILED_JOBS, PrepareStoreCallback
 
+pytestmark = pytest.mark.slow  # end to end: the fast tier (-m 'not slow') leaves it out
+
 
 def sweep_config(tmp_path: Path, **keys):
     """The keys the callbacks read, as Hydra hands them over (a DictConfig)."""

@@ -25,6 +25,8 @@ import pytest
 
 from support import DEMO, executable, exit_status
 
+pytestmark = pytest.mark.slow  # end to end: the fast tier (-m 'not slow') leaves it out
+
 REF_C, REF_D = str(DEMO / "refs" / "ref-C.txt"), str(DEMO / "refs" / "ref-D.txt")
 SYS = {n: str(DEMO / "systems" / f"{n}.txt") for n in ("Nemo", "UEdin", "Online-W")}
 #: The fields of sacrebleu's signature that describe the BLEU computed (``version`` differs by design).

@@ -19,6 +19,8 @@ import sacrebleu
 from harness.compare import main
 from support import BIN, DEMO, read_lines, write_lines
 
+pytestmark = pytest.mark.slow  # end to end: the fast tier (-m 'not slow') leaves it out
+
 REFS = [str(DEMO / "refs" / f"{r}.txt") for r in ("ref-C", "ref-D")]
 NEMO, UEDIN = (str(DEMO / "systems" / f"{n}.txt") for n in ("Nemo", "UEdin"))
 FAST = ["--n-samples", "200"]

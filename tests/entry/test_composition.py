@@ -16,6 +16,8 @@ from harness.composition import ALLOWED_TARGETS, check_command_line
 from harness.errors import ConfigError
 from support import harness_here, run_harness
 
+pytestmark = pytest.mark.slow  # end to end: the fast tier (-m 'not slow') leaves it out
+
 EVIL_OPEN = ["+hydra.callbacks.evil._target_=builtins.open", "+hydra.callbacks.evil.file={victim}",
              "+hydra.callbacks.evil.mode=w"]
 

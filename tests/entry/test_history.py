@@ -31,6 +31,8 @@ from harness.job.spec import build_spec
 from harness.runner import Outcome, run_job
 from support import DEMO, base_config, executable, make_dataset, read_lines, write_lines
 
+pytestmark = pytest.mark.slow  # end to end: the fast tier (-m 'not slow') leaves it out
+
 N = 60
 REFSET = "ref-C+ref-D"
 # The checkpoints of mymodel on the first 60 segments: v3 is the best (55.47), v4 a significant regression
@@ -104,6 +106,7 @@ def paired(ds: Path, a: str, b: str, test: str = "--paired-bs", *extra: str) -> 
 ERRORS = """
 import contextlib, io, json, sys
 from harness.history import main
+
 out = {}
 for key, argv in json.loads(sys.argv[1]).items():
     stdout, stderr = io.StringIO(), io.StringIO()

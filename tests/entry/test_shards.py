@@ -32,7 +32,7 @@ N_BIG = 20_000
 SHARD = 4_999
 
 # The scheduler's HTTP server (health routes) wants port 8787, taken by the other xdist worker's cluster.
-pytestmark = pytest.mark.filterwarnings("ignore:Port 8787 is already in use:UserWarning")
+pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore:Port 8787 is already in use:UserWarning")]
 
 
 # ------------------------------------------------------------------------------------------------------ fixtures

@@ -12,6 +12,8 @@ import pytest
 
 from support import harness_here, make_dataset, write_lines
 
+pytestmark = pytest.mark.slow  # end to end: the fast tier (-m 'not slow') leaves it out
+
 BASE = ("bleu=sacrebleu", "n_samples=20", "tracking=false", "significance=false")
 
 

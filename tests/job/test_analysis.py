@@ -44,6 +44,7 @@ def row(result, **match):
 @pytest.mark.parametrize("root,kinds", [(DEMO, {"mqm": "sys.tsv"}),
                                         (DEEN, {"da_z": "sys.tsv", "da_raw": "raw_sys.tsv"}),
                                         (RUEN, {"da_z": "sys.tsv", "da_raw": "raw_sys.tsv"})])
+@pytest.mark.slow
 def test_system_level_correlations_equal_scipy_on_the_published_scores(tmp_path, root, kinds):
     result = analysed(tmp_path, root)
     assert {r.human_score for r in result.correlations} == set(kinds)
@@ -340,6 +341,7 @@ def test_the_paper_protocol_runs_without_human_scores(tmp_path):
 # -------------------------------------------------------------------------------- statistics beside their baselines
 
 
+@pytest.mark.slow
 def test_wmt_statistics_carry_their_trivial_baselines(tmp_path):
     result = analysed(tmp_path, RUEN, bleu=("sacrebleu", "char"), human={"select": "da_z"}, significance=False)
     h = result.inputs.human[0]
@@ -403,6 +405,7 @@ def test_identical_variants_are_shown_once_only_when_every_number_is_equal(tmp_p
     assert "Variant `paper` gives every number" not in text
 
 
+@pytest.mark.slow
 def test_each_kind_names_the_file_its_system_scores_come_from(tmp_path):
     result = analysed(tmp_path, RUEN, significance=False)
     text = report.render(result)

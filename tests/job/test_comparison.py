@@ -71,6 +71,7 @@ def test_bucket_labels_are_compare_mt_s():
     assert list(bucket_of([0, 9, 10, 19.99, 20, 60, 1000], LENGTH_CUTOFFS)) == [0, 0, 1, 1, 2, 6, 6]
 
 
+@pytest.mark.slow
 def test_bucket_bleu_equals_sacrebleu_on_the_bucket_segments(demo):
     """Length buckets by the first reference's 13a tokens, sentence-BLEU buckets by sacrebleu's sentence_bleu of
     system A: every bucket's BLEU of A and B is sacrebleu's corpus_bleu on exactly those segments."""

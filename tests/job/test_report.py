@@ -17,6 +17,8 @@ from harness.job.spec import build_spec, bundled_data
 from harness.job.statistics import StatisticsCache, job_statistics
 from support import base_config
 
+pytestmark = pytest.mark.slow  # end to end: the fast tier (-m 'not slow') leaves it out
+
 
 @pytest.fixture(scope="module")
 def paper(tmp_path_factory):

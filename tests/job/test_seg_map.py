@@ -68,6 +68,7 @@ def test_ids_from_another_document_order_are_refused(tmp_path):
     (lambda rows: [rows[0], [rows[1][0], "x", rows[1][2]], *rows[2:]], "is not an integer"),
     (lambda rows: [["line", "sid"], *rows[1:]], "header"),
 ])
+@pytest.mark.slow
 def test_malformed_maps_name_the_file_and_line(tmp_path, edit, expected):
     copy = _ruen_copy(tmp_path)
     rows = edit(_rows(copy / "seg_map.tsv"))

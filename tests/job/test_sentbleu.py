@@ -76,6 +76,7 @@ def row(result, **match):
 # ------------------------------------------------------------------------------------------ sentence scores
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_sentence_scores_are_sacrebleus_with_effective_order_on_short_segments(short, variant):
     """Segments shorter than the n-gram order, empty hypotheses and empty references: the job's sentence BLEU is
@@ -88,6 +89,7 @@ def test_sentence_scores_are_sacrebleus_with_effective_order_on_short_segments(s
     assert short_lines >= 20  # the data does exercise segments shorter than the n-gram order
 
 
+@pytest.mark.slow
 def test_sentence_bleu_is_sacrebleu_sentence_bleu_itself(short, ruen):
     """For the default variant, the very function WMT uses: sacrebleu.sentence_bleu (on ru-en, its first 300 lines;
     the oracle's matrix on all of short_segments)."""

@@ -58,6 +58,7 @@ def test_the_variant_schema_is_the_option_list():
 @pytest.mark.parametrize("variant,override,want", [
     ("sacrebleu", None, True), ("paper", None, True), ("intl", None, True), ("sacrebleu", "false", False),
     ("nltk", None, False), ("hf", None, False), ("mteval-v13a", None, False), ("multi-bleu", None, False)])
+@pytest.mark.slow
 def test_the_segment_level_is_sentbleu_unless_a_key_says_otherwise(composed, tmp_path, variant, override, want):
     """WMT's sentBLEU (sacrebleu's sentence_bleu) turns effective order on; profiles without effective order keep
     their tools' sentence-level formula; the corpus options are untouched either way."""
@@ -75,6 +76,7 @@ def test_effective_order_at_segment_level_needs_a_profile_that_has_it(composed, 
     assert err.value.key == "bleu.nltk.sentence_effective_order" and "no effective order" in str(err.value)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("variant", options("bleu"))
 def test_every_bleu_variant_composes_and_validates(composed, variant, tmp_path):
     config, overrides = composed(f"bleu={variant}", f"runs_dir={tmp_path}")
@@ -94,6 +96,7 @@ def test_every_experiment_composes_into_a_spec(composed, experiment, tmp_path):
     assert spec.experiment == experiment and spec.dataset_root is not None
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("group", ["dataset", "system", "refset", "human"])
 def test_every_other_config_file_composes(composed, group, tmp_path):
     for name in options(group):
@@ -130,6 +133,7 @@ def test_bad_values_are_config_errors_listing_choices(composed, override, key, v
 @pytest.mark.parametrize("override,key", [("seed=-1", "seed"), ("n_samples=0", "n_samples"),
                                           ("n_samples=-5", "n_samples"), ("seed=99999999999999999999", "seed"),
                                           ("tracking_retries=-1", "tracking_retries")])
+@pytest.mark.slow
 def test_values_checked_from_the_config(composed, override, key, tmp_path):
     config, overrides = composed(override, f"runs_dir={tmp_path}")
     with pytest.raises(ConfigError) as err:

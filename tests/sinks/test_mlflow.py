@@ -34,6 +34,8 @@ from harness.sinks.parquet import write_table
 from harness.tracking import build_payload
 from support import base_config, read_lines, write_lines
 
+pytestmark = pytest.mark.slow  # end to end: the fast tier (-m 'not slow') leaves it out
+
 EXPERIMENT = "sinks"
 REFSETS = [["ref-C"], ["ref-C", "ref-D"]]
 VERSIONS = {"mymodel@300": "Online-W", "mymodel@1000": "UEdin", "mymodel@rc1": "Nemo"}

@@ -51,6 +51,7 @@ def build(segments: list) -> tuple[list, list]:
     return hyps, streams
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("compiled", PATHS)
 @settings(max_examples=150, deadline=None)
 @given(st.lists(segment, min_size=1, max_size=8), st.integers(1, 6))
@@ -66,6 +67,7 @@ def test_kernel_equals_counter_definition(compiled, segments, order):
         assert got.ref_lens[i].tolist() == [-1 if r is None else len(r) for r in refs]
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None)
 @given(st.lists(segment, min_size=2, max_size=10), st.data())
 def test_statistics_are_additive_over_splits(segments, data):
@@ -108,6 +110,7 @@ def test_unknown_rule_lists_choices():
         effective_ref_len(np.array([1]), np.array([[1]]), "longest")
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("native_on")
 @settings(max_examples=200, deadline=None)
 @given(st.lists(segment, min_size=1, max_size=8), st.integers(1, 6))
@@ -131,6 +134,7 @@ class _HugeVocabulary(dict):
         return self.size
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("bits", [40, 60])
 @settings(max_examples=60, deadline=None)
 @given(st.lists(segment, min_size=1, max_size=8), st.integers(1, 6))
@@ -196,6 +200,7 @@ def gram_counter(tokens: list[str], n: int) -> Counter:
 @settings(max_examples=150, deadline=None)
 @given(st.lists(st.tuples(words, words, st.lists(st.one_of(st.none(), words), min_size=1, max_size=3)),
                 min_size=1, max_size=8), st.integers(1, 5))
+@pytest.mark.slow
 def test_count_grams_equals_the_counter_definition(segments, order):
     """Per (segment, n-gram) of each of two hypothesis streams: its count and ``min(count, max over the present
     references)``, n-grams named by their tokens; the reference maxima; the per-segment sums are the statistics
@@ -244,6 +249,7 @@ def test_count_grams_equals_the_counter_definition(segments, order):
         assert got == want
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None)
 @given(st.lists(segment, min_size=1, max_size=8))
 def test_first_present_keeps_the_first_reference_of_each_segment(segments):
@@ -261,6 +267,7 @@ def test_first_present_keeps_the_first_reference_of_each_segment(segments):
 @pytest.mark.parametrize("compiled", PATHS)
 @pytest.mark.parametrize("options", [{}, {"tokenize": "intl", "lowercase": True}, {"tokenize": "char"},
                                      {"tokenize": "zh", "max_ngram_order": 6}])
+@pytest.mark.slow
 def test_one_vocabulary_for_every_stream_gives_the_statistics_on_real_data(compiled, options, wmt21, request):
     """The comparison's corpus (systems and references in one vocabulary, on either path) counted per n-gram sums
     to exactly the statistics of the pipeline; every token of every stream has its text."""

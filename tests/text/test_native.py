@@ -27,7 +27,7 @@ from harness.text.counting import count_numpy, encode_hypotheses, encode_referen
 from harness.text.kernels import TEXT
 from support import KERNEL_SETS, REPO, kernel_set
 
-pytestmark = pytest.mark.usefixtures("text_kernels")  # skipped only with HARNESS_NATIVE=0
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("text_kernels")]  # skipped only with HARNESS_NATIVE=0
 
 
 def test_the_kernels_are_an_extension_module_and_numba_is_gone() -> None:

@@ -114,6 +114,7 @@ BAD_BYTES = [b"\xff", b"\xc3", b"\xe4\xb8", b"\xed\xa0\x80", b"\xc0\xaf", b"\xf4
 BAD_CHARS = ["\x00", "\x0b", "\x1f", "\u0085", "\u2028", "\u2029", "\ufeff"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("bad", BAD_BYTES, ids=lambda b: b.hex())
 def test_invalid_utf8_is_reported_as_read_text_reports_it_wherever_it_falls(tmp_path, bad):
     """A bad byte sequence at every position of a file (at a chunk boundary, split between two reads, right

@@ -186,15 +186,8 @@ def test_safe_name_accepts() -> None:
 
 
 # ------------------------------------------------------------------------------------------------ in chunks
-
-
-def _lines_end():
-    from harness.text import kernels
-
-    kern = kernels.loaded()
-    if kern is None:
-        pytest.skip("compiled kernels unavailable")
-    return kern.lines_end
+# (LineChunks reads with the compiled kernel that finds line ends: ``text_kernels`` fails where it does not load,
+# and skips only where the kernels are turned off, HARNESS_NATIVE=0)
 
 
 @pytest.mark.parametrize("data", [
@@ -202,7 +195,7 @@ def _lines_end():
     b"\n", b"\n\n", "\u00e4\u4e2d\U0001f600 \u00e4\n\u4e2d\n".encode(), b"long " * 300 + b"\nshort\n",
 ], ids=["plain", "no-final-newline", "bom-crlf", "bom-one-line", "crlf-empty-line", "one-empty-line",
         "two-empty-lines", "multi-byte", "long-line"])
-def test_line_chunks_cut_the_lines_read_text_gives(tmp_path: Path, data: bytes) -> None:
+def test_line_chunks_cut_the_lines_read_text_gives(tmp_path: Path, data: bytes, text_kernels) -> None:
     """Whatever the read size (down to one byte: a CRLF or a multi-byte character split between two reads) and the
     lines asked for, the chunks are whole lines, in order, and the BOM, CRLF and final-newline decisions are
     read_text's."""
@@ -212,7 +205,7 @@ def test_line_chunks_cut_the_lines_read_text_gives(tmp_path: Path, data: bytes) 
     whole = read_text(p)
     for block in (1, 2, 3, 5, 64):
         for n in (1, 2, 3, 100):
-            chunks = LineChunks(Source.of_path(p), _lines_end(), block=block)
+            chunks = LineChunks(Source.of_path(p), text_kernels.lines_end, block=block)
             pieces, counts = [], []
             while True:
                 piece, lines = chunks.take(n)
@@ -230,7 +223,7 @@ def test_line_chunks_cut_the_lines_read_text_gives(tmp_path: Path, data: bytes) 
                 whole.n_lines, whole.bom, whole.crlf, whole.final_newline, whole.warnings)
 
 
-def test_line_chunks_hand_back_what_only_the_whole_file_reading_can_report(tmp_path: Path) -> None:
+def test_line_chunks_hand_back_what_only_the_whole_file_reading_can_report(tmp_path: Path, text_kernels) -> None:
     """An empty or BOM-only file, a BOM in strict mode, a missing file or a directory: NotStreamable, and
     Source.read gives read_text's error."""
     from harness.text.reading import LineChunks, NotStreamable, Source
@@ -241,7 +234,7 @@ def test_line_chunks_hand_back_what_only_the_whole_file_reading_can_report(tmp_p
     for path, strict in cases:
         source = Source.of_path(path)
         with pytest.raises(NotStreamable):
-            LineChunks(source, _lines_end(), strict=strict)
+            LineChunks(source, text_kernels.lines_end, strict=strict)
         with pytest.raises(InputError) as err:
             source.read(strict=strict)
         with pytest.raises(InputError) as expected:

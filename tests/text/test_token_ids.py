@@ -52,6 +52,7 @@ def assert_same(lines: list[str], name: str, lowercase: bool) -> None:
 # ------------------------------------------------------------------------------------------------ class table
 
 
+@pytest.mark.slow
 def test_class_table_is_built_from_the_tokenizers_own_sources() -> None:
     """Whitespace = str.isspace (none beyond the BMP), the 13a rule characters = rule 1's class plus '.', ',',
     '-', CJK = TokenizerZh._is_chinese_char, P/N/S = the regex module's categories, for every code point."""
@@ -79,6 +80,7 @@ def test_whitespace_table_is_str_split() -> None:
     assert ("a" + every + "b").split() == ["a", "b"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["zh", "intl", "13a"])
 def test_every_bmp_code_point_in_context(name: str) -> None:
     """Every BMP character between letters, digits and a period: pins the CJK table (zh), the P/N/S tables
@@ -87,6 +89,7 @@ def test_every_bmp_code_point_in_context(name: str) -> None:
     assert_same(lines, name, False)
 
 
+@pytest.mark.slow
 def test_astral_punctuation_symbols_and_numbers() -> None:
     astral = "".join(map(chr, range(0x10000, 0x30000)))
     special = regex.findall(r"[\p{P}\p{S}\p{N}]", astral)[::5] + ["\U0001f600", "\U0001d7ce", "\U00010100",
@@ -99,6 +102,7 @@ def test_astral_punctuation_symbols_and_numbers() -> None:
 # ------------------------------------------------------------------------------------------------ sacrebleu
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("name", "lowercase"), CASES)
 @pytest.mark.parametrize("path", _data_files(), ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_real_data_matches_sacrebleu(path, name: str, lowercase: bool) -> None:
@@ -128,6 +132,7 @@ def test_edge_lines(name: str, lowercase: bool) -> None:
         (("char", "none"), "a \u00a0\u3000\U0001f600\t.", 5),
     ],
 )
+@pytest.mark.slow
 def test_exhaustive_small_alphabets(names: tuple[str, ...], alphabet: str | list[str], max_len: int) -> None:
     lines = _all_strings(alphabet, max_len)
     for name in names:
@@ -154,6 +159,7 @@ latin1_strategy = st.lists(
 ).map("".join)
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(lines=st.lists(st.one_of(line_strategy, latin1_strategy), max_size=6))
 def test_random_corpora_match_sacrebleu(lines: list[str]) -> None:
@@ -178,6 +184,7 @@ def test_many_distinct_tokens_grow_the_table() -> None:
     assert (ids[: ids.size // 2] == ids[ids.size // 2:]).all()
 
 
+@pytest.mark.slow
 def test_one_long_line_long_and_non_latin1_tokens() -> None:
     """A single line longer than every initial capacity (the kernel stops, the caller grows, it resumes), with
     tokens of 8+ code points and beyond Latin-1 (hashed keys, confirmed by comparing code points)."""
@@ -230,6 +237,7 @@ def _irregular(line: bytes) -> bool:
     return any(c in text for c in "\r\ufeff\u0085\u2028\u2029") or any(ord(c) < 0x20 and c != "\t" for c in text)
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None)
 @given(lines=st.lists(bytes_strategy.filter(lambda b: b"\n" not in b), min_size=1, max_size=5))
 def test_the_kernel_checks_bytes_as_python_and_read_text_do(lines: list[bytes]) -> None:
@@ -277,6 +285,7 @@ def test_streams_with_fewer_or_more_lines_stop_the_kernel() -> None:
 # ------------------------------------------------------------------------------------------------ statistics
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("n_refs", [1, 2])
 @pytest.mark.parametrize(("name", "lowercase"), CASES)
 def test_statistics_equal_the_token_list_path_on_real_data(wmt21: dict, name: str, lowercase: bool,
@@ -300,6 +309,7 @@ def test_statistics_equal_the_token_list_path_on_real_data(wmt21: dict, name: st
             assert np.array_equal(getattr(got, field), getattr(expected, field)), (system, field)
 
 
+@pytest.mark.slow
 def test_scoring_api_takes_the_path_and_equals_sacrebleu(wmt21: dict, sacrebleu_stats) -> None:
     """On the compiled path, PreparedReferences go through token ids: still == sacrebleu."""
     import harness
@@ -325,6 +335,7 @@ def test_scoring_api_takes_the_path_and_equals_sacrebleu(wmt21: dict, sacrebleu_
         assert np.array_equal(got.matches, expected.matches) and np.array_equal(got.hyp_len, expected.hyp_len)
 
 
+@pytest.mark.slow
 def test_job_statistics_equal_the_token_list_path(tmp_path) -> None:
     """A job's statistics (two of the demo's MT systems and its human translation x every refset x token key, cut
     to the first 600 segments: three chunks of the compiled path) are the same arrays whether it goes through token

@@ -41,6 +41,7 @@ def assert_same(lines: list[str], name: str, lowercase: bool, where: str = "") -
 # ---------------------------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("lowercase", [False, True])
 @pytest.mark.parametrize("name", FAST)
 @pytest.mark.parametrize("path", _data_files(), ids=lambda p: f"{p.parent.name}/{p.name}")
@@ -48,6 +49,7 @@ def test_real_data_matches_sacrebleu(path: Path, name: str, lowercase: bool) -> 
     assert_same(_read(path), name, lowercase, where=f"{path.name} ")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", FAST)
 def test_real_corpus_with_duplicates(name: str) -> None:
     """Several files at once, twice (the de-duplicating path), equal sacrebleu."""
@@ -69,12 +71,14 @@ def test_real_corpus_with_duplicates(name: str) -> None:
 BMP = [chr(c) for c in range(0x10000) if not 0xD800 <= c <= 0xDFFF]
 
 
+@pytest.mark.slow
 def test_zh_cjk_table_every_bmp_code_point() -> None:
     """sacrebleu's _is_chinese_char compares strings with buggy two-character bounds (u'\\u20000' ...); the
     effective table is pinned by tokenizing every BMP character between two letters."""
     assert_same([f"a{c}b" for c in BMP], "zh", False)
 
 
+@pytest.mark.slow
 def test_intl_classes_every_bmp_code_point() -> None:
     """intl's \\p{P}/\\p{N}/\\p{S} (``regex`` module tables) for every BMP character: 'a<c>1' splits P and S,
     '1<c>1' keeps P glued between numbers but not S, '<c>.1' glues the '.' only if c is a number."""
@@ -117,6 +121,7 @@ def test_13a_every_ascii_and_latin1_pair() -> None:
         ("intl", "a\U0001d7ce\U00010100.\U0001f600 ", 5),  # non-BMP digit, punctuation and symbol
     ],
 )
+@pytest.mark.slow
 def test_exhaustive_small_alphabets(name: str, alphabet: str | list[str], max_len: int) -> None:
     assert_same(_all_strings(alphabet, max_len), name, False)
 
@@ -131,6 +136,7 @@ line_strategy = st.lists(
 corpus_strategy = st.lists(line_strategy, max_size=6)
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(lines=corpus_strategy)
 def test_random_corpora_match_sacrebleu(lines: list[str]) -> None:

@@ -19,6 +19,8 @@ import pytest
 
 from support import REPO
 
+pytestmark = pytest.mark.slow  # end to end: the fast tier (-m 'not slow') leaves it out
+
 CHROMIUM = Path("/usr/bin/chromium")
 
 
@@ -134,6 +136,7 @@ def test_copy_of_a_wal_store_has_the_uncheckpointed_rows_and_leaves_the_store_as
 
 FAKE_SERVER = r'''
 import http.server, json, os, subprocess, sys
+
 port = int(sys.argv[sys.argv.index("--port") + 1])
 child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])  # like mlflow's job consumers
 with open(os.environ["FAKE_PIDS"], "w") as f:
