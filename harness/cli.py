@@ -38,7 +38,7 @@ from .core.resampling import MAX_SEED
 from .core.signature import signature, split_signature
 from .core.stats import SegmentStats
 from .errors import ConfigError, HarnessError
-from .text.pipeline import files_statistics
+from .text.files import files_statistics
 from .text.reading import STDIN, Source
 from .version import __version__
 
@@ -114,7 +114,7 @@ def _line_breaks(refs: Sequence[Source]) -> int | None:
 
 def score_files(args: argparse.Namespace, opts: BleuOptions) -> list[System]:
     """Read, check and count every hypothesis (statistics only; scores are computed by the caller). Large files
-    are read in chunks and only their statistics kept (:func:`harness.text.pipeline.files_statistics`); the
+    are read in chunks and only their statistics kept (:func:`harness.text.files.files_statistics`); the
     errors and warnings are those of reading each file whole."""
     from .text.tokenizers import check_usable
 

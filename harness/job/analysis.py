@@ -22,6 +22,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..core.bleu import corpus_score, score_fn, sentence_scores, stack
+from ..core.blocks import block_protocol
 from ..core.correlation import (
     Correlation,
     correlate,
@@ -31,7 +32,7 @@ from ..core.correlation import (
     system_level_subsets,
 )
 from ..core.profiles import get_profile
-from ..core.significance import all_differences, block_protocol, holm, holm_samples, significance_clusters, systems_ci
+from ..core.significance import all_differences, holm, holm_samples, significance_clusters, systems_ci
 from .comparison import ComparisonRequest, ComparisonResult, compare
 from .dataset import refset_name
 from .human import HumanScores

@@ -14,9 +14,9 @@ from harness.cli import format_paired_text
 from harness.core import resampling
 from harness.core import significance as sig
 from harness.core.bleu import score_fn
+from harness.core.blocks import block_protocol, block_t
 from harness.core.formulas import sacrebleu_formula
 from harness.core.options import make_options
-from harness.core.significance import block_protocol
 from harness.errors import ConfigError, InputError
 from harness.text.pipeline import PreparedReferences
 
@@ -326,7 +326,7 @@ def test_block_t_reuses_the_block_protocol(real):
     opts, cases = real
     stats = cases["CD"]["stats"]
     fn = score_fn(opts)
-    got = sig.block_t(stats, fn, n_blocks=10, block_size=50)
+    got = block_t(stats, fn, n_blocks=10, block_size=50)
     names = [n for n, _ in stats]
     X = np.stack([s.matrix() for _, s in stats])
     want = block_protocol(X, fn, 10, 50, systems=names).pairs
@@ -335,7 +335,7 @@ def test_block_t_reuses_the_block_protocol(real):
         assert g.test == "block_t" and (g.a, g.b) == (w.a, w.b)
         assert (g.statistic, g.p_value, g.ci_low, g.ci_high) == (w.statistic, w.p_value, w.ci_low, w.ci_high)
         assert g.n_samples == 10
-    allp = sig.block_t(stats, fn, n_blocks=10, block_size=50, pairs="all")
+    allp = block_t(stats, fn, n_blocks=10, block_size=50, pairs="all")
     assert len(allp) == len(stats) * (len(stats) - 1) // 2
     assert all(0 <= c.p_holm <= 1 and c.p_holm >= c.p_value for c in allp)
 

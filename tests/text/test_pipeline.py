@@ -1,4 +1,4 @@
-"""Files to statistics (harness.text.pipeline.files_statistics): streamed in chunks on the compiled path, whole on
+"""Files to statistics (harness.text.files.files_statistics): streamed in chunks on the compiled path, whole on
 the Python path; the same statistics, notes and errors either way, wherever chunks and reads cut the files.
 
 The whole-file reading (``compiled=False``: :func:`read_text` on each file, :func:`check_parallel`, the Python
@@ -17,7 +17,7 @@ import pytest
 
 from harness.core.options import make_options
 from harness.errors import InputError
-from harness.text.pipeline import files_statistics
+from harness.text.files import files_statistics
 from harness.text.reading import Source
 
 pytestmark = pytest.mark.usefixtures("text_kernels")  # skipped only with HARNESS_NATIVE=0
