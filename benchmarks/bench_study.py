@@ -85,6 +85,8 @@ def peer_main(cfg: dict[str, Any]) -> dict[str, Any]:
     from sacrebleu.metrics import BLEU
     from sacrebleu.significance import PairedTest
 
+    from harness.core.significance import holm_samples
+
     logging.getLogger("sacrebleu").setLevel(logging.ERROR)  # sentence BLEU without effective order warns per call
     logging.getLogger("mlflow").setLevel(logging.ERROR)
     logging.getLogger("alembic").setLevel(logging.ERROR)
@@ -166,10 +168,13 @@ def peer_main(cfg: dict[str, Any]) -> dict[str, Any]:
                     "ref_len": res.ref_len, "precisions": list(res.precisions), "ci_mean": float(res._mean),
                     "ci": float(res._ci), "sentence": sent, "signature": str(metric.get_signature())}
             with Phase("paired bootstrap, all pairs (PairedTest per baseline)"):
+                # the resamples the harness's job uses for one Holm family of all pairs (n_samples, raised until
+                # an adjusted p can reach 0.05), so that the p-values are comparable one for one
+                pair_samples = max(n_samples, holm_samples(len(systems) * (len(systems) - 1) // 2, 0.05, 1))
                 for i in range(len(systems) - 1):
                     named = [(systems[j], hyps[systems[j]]) for j in range(i, len(systems))]
                     _, res_all = PairedTest(named, {"BLEU": metric}, references=None, test_type="bs",
-                                            n_samples=n_samples)()
+                                            n_samples=pair_samples)()
                     for j, r in zip(range(i + 1, len(systems)), res_all["BLEU"][1:]):
                         out_pairs[f"{rname}|{vname}|{systems[i]}|{systems[j]}"] = float(r.p_value)
 
@@ -347,7 +352,7 @@ PHASES = [
     ("harness.job.analysis", "system_level_subsets", "system level (+ bootstrap CIs)", 2),
     ("harness.job.analysis", "segment_level", "segment level (+ bootstrap CIs)", 2),
     ("harness.job.analysis", "meta_evaluate", "WMT statistics (pairwise acc., soft pairwise acc., acc_eq)", 1),
-    ("harness.job.analysis", "variant_differences", "variants compared (paired bootstrap of Pearson r)", 1),
+    ("harness.job.analysis", "best_variant_differences", "variants compared (paired bootstrap of Pearson r)", 1),
     ("harness.runner", "write_tables", "tables (meanwhile a child process draws the figures)", 0),
     ("harness.runner", "start_tracking", "MLflow start-up: store + experiment (a new SQLite store: a copy of the "
      "cached template), while the figures are drawn", 0),
