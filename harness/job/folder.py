@@ -34,6 +34,9 @@ from typing import Any, Iterator, Mapping, Sequence
 from ..errors import JobFolderError
 from ..storage.files import OutputError, atomic_write, is_temporary, os_reason, pid_alive, remove_stale_temporaries
 from ..storage.manifest import MANIFEST, listed_files, read_json, sha256_of
+from ..storage.manifest import (
+    verified_files as verified_files,  # where earlier releases had it (a script may import it)
+)
 from ..version import __version__
 
 log = logging.getLogger(__name__)
