@@ -38,8 +38,9 @@ from .core.resampling import MAX_SEED
 from .core.signature import signature, split_signature
 from .core.stats import SegmentStats
 from .errors import ConfigError, HarnessError
+from .text.chunks import Source
 from .text.files import files_statistics
-from .text.reading import STDIN, Source
+from .text.reading import STDIN
 from .version import __version__
 
 PROG = "harness-score"

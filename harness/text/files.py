@@ -1,6 +1,6 @@
 """Statistics of files (``harness-score``): streamed in chunks on the compiled path, only the statistics kept.
 
-The files are cut into chunks of whole lines (:class:`.reading.LineChunks`), checked by the kernel as
+The files are cut into chunks of whole lines (:class:`.chunks.LineChunks`), checked by the kernel as
 :func:`.reading.parse_text` checks them, and every system of a chunk counted against its references while they
 are at hand, in a thread per core: memory does not grow with the corpus beyond the statistics arrays. Anything
 the whole-file reading must see (an error, a stray carriage return, line counts that differ) makes it read the
@@ -19,6 +19,7 @@ from numpy.typing import NDArray
 from ..core.options import BleuOptions, orders_needed
 from ..core.stats import SegmentStats
 from . import token_ids
+from .chunks import LineChunks, NotStreamable, Source, TextSummary
 from .pipeline import (
     MIN_CHUNK_LINES,
     _executor,
@@ -28,7 +29,7 @@ from .pipeline import (
     systems_statistics,
     workers,
 )
-from .reading import DEFAULT_MAX_EMPTY_SHARE, LineChunks, NotStreamable, Source, TextFile, TextSummary, check_parallel
+from .reading import DEFAULT_MAX_EMPTY_SHARE, TextFile, check_parallel
 
 #: Bytes read from a file at a time when streaming (more when a chunk's lines need it).
 READ_BLOCK = 1 << 20
@@ -37,7 +38,7 @@ READ_BLOCK = 1 << 20
 @dataclass(frozen=True)
 class FileStatistics:
     """Statistics of hypothesis files against reference files, and what reading each file reported
-    (:class:`.reading.TextFile` when read whole, :class:`.reading.TextSummary` when streamed: both have
+    (:class:`.reading.TextFile` when read whole, :class:`.chunks.TextSummary` when streamed: both have
     ``path``, ``name``, ``n_lines``, ``warnings``...)."""
 
     statistics: list[SegmentStats]
@@ -206,7 +207,7 @@ def files_statistics(references: Sequence[Source], hypotheses: Sequence[Source],
     On the compiled path the files are read in chunks and only the statistics are kept. Whatever the chunked
     reading cannot settle by itself (an error, a stray carriage return, files of different lengths, a BOM in
     ``strict`` mode) sends the job to the whole-file reading, which reads every file in turn with
-    :meth:`.reading.Source.read` (the errors, their order and the notes of :func:`.reading.read_text`), checks the
+    :meth:`.chunks.Source.read` (the errors, their order and the notes of :func:`.reading.read_text`), checks the
     line counts with :func:`.reading.check_parallel` and counts from the lines: the same numbers and the same
     messages either way. Nothing is logged before the path that succeeds is known.
     """

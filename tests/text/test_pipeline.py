@@ -17,8 +17,8 @@ import pytest
 
 from harness.core.options import make_options
 from harness.errors import InputError
+from harness.text.chunks import Source
 from harness.text.files import files_statistics
-from harness.text.reading import Source
 
 pytestmark = pytest.mark.usefixtures("text_kernels")  # skipped only with HARNESS_NATIVE=0
 

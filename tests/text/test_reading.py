@@ -199,7 +199,7 @@ def test_line_chunks_cut_the_lines_read_text_gives(tmp_path: Path, data: bytes, 
     """Whatever the read size (down to one byte: a CRLF or a multi-byte character split between two reads) and the
     lines asked for, the chunks are whole lines, in order, and the BOM, CRLF and final-newline decisions are
     read_text's."""
-    from harness.text.reading import LineChunks, Source
+    from harness.text.chunks import LineChunks, Source
 
     p = write(tmp_path / "f.txt", data)
     whole = read_text(p)
@@ -226,7 +226,7 @@ def test_line_chunks_cut_the_lines_read_text_gives(tmp_path: Path, data: bytes, 
 def test_line_chunks_hand_back_what_only_the_whole_file_reading_can_report(tmp_path: Path, text_kernels) -> None:
     """An empty or BOM-only file, a BOM in strict mode, a missing file or a directory: NotStreamable, and
     Source.read gives read_text's error."""
-    from harness.text.reading import LineChunks, NotStreamable, Source
+    from harness.text.chunks import LineChunks, NotStreamable, Source
 
     cases = [(write(tmp_path / "empty.txt", b""), False), (write(tmp_path / "bom.txt", b"\xef\xbb\xbf"), False),
              (write(tmp_path / "strict.txt", b"\xef\xbb\xbfa\n"), True), (tmp_path / "missing.txt", False),
