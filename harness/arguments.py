@@ -12,9 +12,10 @@ import atexit
 import gc
 from typing import Any, Callable, TypeVar
 
-from .core.options import TOKENIZERS, BleuOptions, make_options
-from .core.profiles import NLTK_METHODS, PROFILES
+from .core.options import TOKENIZERS, BleuOptions, language_tokenizer, make_options
+from .core.profiles import NLTK_METHODS, PROFILES, get_profile
 from .core.stats import REF_LENGTH_RULES
+from .errors import ConfigError
 
 T = TypeVar("T")
 
@@ -102,7 +103,10 @@ def add_bleu_arguments(p: argparse.ArgumentParser) -> None:
     """The BLEU options of ``harness-score`` and ``harness-compare`` (sacrebleu's flags plus ours)."""
     g = p.add_argument_group("BLEU options (defaults: the profile's, sacrebleu's for the default profile)")
     g.add_argument("--tokenize", "-tok", default=None, choices=TOKENIZERS, metavar="TOK",
-                   help=f"tokenizer: {', '.join(TOKENIZERS)} (default 13a)")
+                   help=f"tokenizer: {', '.join(TOKENIZERS)} (default 13a, or the target language's with -l)")
+    g.add_argument("--language-pair", "-l", default=None, metavar="SRC-TGT",
+                   help="the language pair, as sacrebleu's -l: without --tokenize, the target language picks the "
+                        "tokenizer (zh, ja-mecab, ko-mecab; 13a for the others)")
     g.add_argument("--lowercase", "-lc", action="store_true", default=None, help="case-insensitive BLEU")
     g.add_argument("--smooth-method", "-s", default=None,
                    help=f"none, floor, add-k, exp (default); nltk profile: {', '.join(NLTK_METHODS)}")
@@ -119,9 +123,17 @@ def add_bleu_arguments(p: argparse.ArgumentParser) -> None:
 def bleu_options(args: argparse.Namespace, *, effective_order: bool = False) -> BleuOptions:
     """The options of :func:`add_bleu_arguments`' flags (``effective_order``: forced on, as sacrebleu's
     ``--sentence-level`` does)."""
+    tokenize = args.tokenize
+    if tokenize is None and args.language_pair is not None:
+        pair = str(args.language_pair).split("-")
+        if len(pair) != 2 or not all(pair):
+            raise ConfigError("language_pair", f"expected SRC-TGT, e.g. en-ja, got {args.language_pair!r}",
+                              expected="SRC-TGT", got=args.language_pair)
+        if get_profile(args.profile).language_tokenizer:
+            tokenize = language_tokenizer(pair[1])
     options: dict[str, Any] = {
         "profile": args.profile,
-        "tokenize": args.tokenize,
+        "tokenize": tokenize,
         "lowercase": args.lowercase,
         "smooth_method": args.smooth_method,
         "smooth_value": args.smooth_value,

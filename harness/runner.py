@@ -140,6 +140,15 @@ def sigterm_as_interruption() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
+def say_languages(spec: JobSpec) -> None:
+    """One line per tokenizer the target language picked, naming where the language came from."""
+    where = "dataset.target_lang" if spec.target_lang else "meta.json target_lang"
+    for (lang, rule, tokenizer), names in spec.language_choices().items():
+        whose = "sacrebleu's choice (-l)" if rule == "sacrebleu" else f"the {rule} rule"
+        log.info("target language %s (%s): %s tokenized with %s, %s; a variant's tokenize= chooses otherwise",
+                 lang, where, ", ".join(names), tokenizer, whose)
+
+
 def run_job(spec: JobSpec, config_yaml: str = "", out: TextIO | None = None) -> Outcome:
     """One job, end to end (see the module docstring). Raises :class:`~harness.errors.HarnessError` subclasses
     for everything a user can fix; a tracking failure is returned in the outcome, not raised; SIGTERM raises
@@ -151,10 +160,12 @@ def run_job(spec: JobSpec, config_yaml: str = "", out: TextIO | None = None) -> 
 def _run_job(spec: JobSpec, config_yaml: str, out: TextIO | None) -> Outcome:
     started = time.perf_counter()
     out = out or sys.stdout
+    layout = layout_of(spec)
+    spec = spec.for_target_language(None if layout is None else layout.target_lang)
+    say_languages(spec)
     for variant in spec.variants:
         check_usable(str(variant.options.tokenize))
     progress = Progress(spec.progress)
-    layout = layout_of(spec)
     check_selection(spec, layout)
     experiment = spec.experiment_for(dataset_name(spec, layout))
     folder = JobFolder(spec.folder(experiment), job=f"{experiment}/{spec.job_name}")

@@ -99,6 +99,28 @@ OPTION_NAMES: tuple[str, ...] = tuple(f.name for f in fields(BleuOptions))
 #: The config key of a variant that chooses effective order for its segment level (null: the profile's default).
 SENTENCE_EFFECTIVE_ORDER = "sentence_effective_order"
 
+#: The tokenizer each rule picks for a target language (13a for every language not listed). ``sacrebleu``: what
+#: sacrebleu picks given the target language (``sacrebleu -l SRC-TGT``, ``BLEU(trg_lang=...)``); ``wmt21``: what
+#: WMT21's official automatic scores used (character BLEU for Japanese, not MeCab's words).
+LANGUAGE_RULES: dict[str, dict[str, str]] = {
+    "sacrebleu": {"zh": "zh", "ja": "ja-mecab", "ko": "ko-mecab"},
+    "wmt21": {"zh": "zh", "ja": "char"},
+}
+
+
+def language_of(code: str) -> str:
+    """The language a code names for the rules: its primary subtag, lowercased (``ja``, ``zh-Hans`` -> ``zh``,
+    ``pt_BR`` -> ``pt``); sacrebleu compares the part after ``-`` of ``-l SRC-TGT`` the same way."""
+    return str(code).strip().replace("_", "-").split("-")[0].lower()
+
+
+def language_tokenizer(target_lang: str, rule: str = "sacrebleu") -> str:
+    """The tokenizer ``rule`` (:data:`LANGUAGE_RULES`) picks for ``target_lang`` (a :class:`ConfigError` lists the
+    rules)."""
+    if rule not in LANGUAGE_RULES:
+        raise ConfigError("language_tokenizer", f"unknown rule {rule!r}", list(LANGUAGE_RULES), got=rule)
+    return LANGUAGE_RULES[rule].get(language_of(target_lang), "13a")
+
 
 def sentence_options(opts: BleuOptions, effective_order: bool | None = None) -> BleuOptions:
     """The options of a variant's segment level: its corpus options with effective order on by default where the

@@ -37,7 +37,9 @@ SMOOTH_DEFAULTS: dict[str, float | None] = {"none": None, "floor": 0.1, "add-k":
 class Profile:
     """A tool whose numbers we reproduce: its defaults, what it accepts, and how it computes.
 
-    ``effective_order``: the tool has sacrebleu's effective order, and its segment level uses it by default
+    ``language_tokenizer``: the tool picks its tokenizer from the target language when none is given
+    (sacrebleu's ``-l``; :data:`harness.core.options.LANGUAGE_RULES`). ``effective_order``: the tool has
+    sacrebleu's effective order, and its segment level uses it by default
     (sacrebleu's ``sentence_bleu``, WMT's sentBLEU). ``formula``: its BLEU of summed statistics, or None when its
     corpus score is not one (then ``corpus_replay`` and ``sentence_replay`` score per-segment statistics, and
     nothing resamples it). ``resample_formula``: how bootstrap resamples are scored when it differs
@@ -49,6 +51,7 @@ class Profile:
     defaults: Mapping[str, Any]
     smooth_methods: tuple[str, ...]
     ref_lengths: tuple[str, ...] = REF_LENGTH_RULES
+    language_tokenizer: bool = False
     effective_order: bool = False
     formula: Formula | None = sacrebleu_formula
     resample_formula: Formula | None = None
@@ -192,8 +195,8 @@ _SACREBLEU_SMOOTH = ("none", "floor", "add-k", "exp")
 _FLOAT32 = partial(sacrebleu_formula, arithmetic="float32")
 _PROFILES: dict[str, Profile] = {
     "sacrebleu": Profile("sacrebleu", {"tokenize": "13a", "lowercase": False, "smooth_method": "exp",
-                                       "ref_length": "closest"}, _SACREBLEU_SMOOTH, effective_order=True,
-                         resample_formula=_FLOAT32),
+                                       "ref_length": "closest"}, _SACREBLEU_SMOOTH, language_tokenizer=True,
+                         effective_order=True, resample_formula=_FLOAT32),
     "nltk": Profile("nltk", {"tokenize": "none", "lowercase": False, "smooth_method": "method0",
                              "ref_length": "closest"}, NLTK_METHODS, ("closest",), formula=None,
                     corpus_replay=_nltk_corpus, sentence_replay=_nltk_sentences, auto_reweigh=True,

@@ -35,11 +35,14 @@ def _option_field(name: str) -> tuple[str, Any, Any]:
 
 
 #: One BLEU variant (``conf/bleu/NAME.yaml``): its ``name``, every BLEU option (:data:`OPTION_NAMES`, the one
-#: option list; null = the profile's default) and ``sentence_effective_order``, the effective order of its segment
-#: level (null = the profile's: on where the profile has it, as sacrebleu's ``sentence_bleu``, WMT's sentBLEU).
+#: option list; null = the profile's default; a null ``tokenize`` in a profile that reads the target language is
+#: the tokenizer its ``language_tokenizer`` rule picks for the dataset's target language: ``sacrebleu`` (null)
+#: as ``sacrebleu -l``, or ``wmt21``), and ``sentence_effective_order``, the effective order of its segment level
+#: (null = the profile's: on where the profile has it, as sacrebleu's ``sentence_bleu``, WMT's sentBLEU).
 BleuVariantConfig = make_dataclass("BleuVariantConfig",
                                    [("name", str, field(default="???")), *map(_option_field, OPTION_NAMES),
-                                    (SENTENCE_EFFECTIVE_ORDER, Optional[bool], field(default=None))])
+                                    (SENTENCE_EFFECTIVE_ORDER, Optional[bool], field(default=None)),
+                                    ("language_tokenizer", Optional[str], field(default=None))])
 
 
 @dataclass
@@ -68,6 +71,9 @@ class DatasetConfig:
 
     root: Optional[str] = None
     name: Optional[str] = None
+    #: The target language (``ja``, ``zh``, ...; null = ``meta.json``'s ``target_lang``): the variants that leave
+    #: the tokenizer to it take the one their rule picks (sacrebleu's: ``zh``, ``ja-mecab``, ``ko-mecab``, else 13a).
+    target_lang: Optional[str] = None
     refs: Optional[List[str]] = None
     refsets: Any = "all"
     systems: Optional[List[str]] = None

@@ -142,6 +142,10 @@ def header(result: JobResult) -> str:
         lines.append(f"Segment judgments are placed on lines through `seg_map.tsv` (`{m.id_name}` of each line{docs}), "
                      "checked: one row per line, ids unique" + (", consecutive within each document" if docs else "")
                      + ".")
+    for (lang, rule, tokenizer), names in result.spec.language_choices().items():
+        whose = "as sacrebleu -l picks it" if rule == "sacrebleu" else f"by the {rule} rule"
+        lines.append(f"Target language `{lang}`: {listing(names)} tokenized with `{tokenizer}`, {whose} (a variant's "
+                     "`tokenize` chooses otherwise).")
     if not inputs.human:
         lines.append("No human scores: no correlations.")
     lines += ["", "Inputs (SHA-256, first 12 digits): " + ", ".join(

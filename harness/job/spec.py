@@ -24,7 +24,17 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from ..core.options import OPTION_NAMES, SENTENCE_EFFECTIVE_ORDER, BleuOptions, make_options, sentence_options
+from ..core.options import (
+    LANGUAGE_RULES,
+    OPTION_NAMES,
+    SENTENCE_EFFECTIVE_ORDER,
+    BleuOptions,
+    language_of,
+    language_tokenizer,
+    make_options,
+    sentence_options,
+)
+from ..core.profiles import get_profile
 from ..core.resampling import check_n_samples, check_seed
 from ..errors import ConfigError
 from ..text.reading import safe_name
@@ -45,11 +55,14 @@ def bundled_data(name: str = "") -> str:
 @dataclass(frozen=True)
 class Variant:
     """One BLEU variant of the job: its config name, resolved options (corpus level) and the options of its segment
-    level (:func:`~harness.core.options.sentence_options`: effective order on by default, WMT's sentBLEU)."""
+    level (:func:`~harness.core.options.sentence_options`: effective order on by default, WMT's sentBLEU).
+    ``language``: the target language that picked its tokenizer, and the rule that did (None: the tokenizer is
+    the variant's own or the profile's default)."""
 
     name: str
     options: BleuOptions
     sentence: BleuOptions
+    language: tuple[str, str] | None = None
 
 
 @dataclass(frozen=True)
@@ -114,6 +127,7 @@ class JobSpec:
     tracking_timeout: int
     allowed_roots: tuple[Path, ...]
     overrides: tuple[str, ...]
+    target_lang: str | None = None  # dataset.target_lang (None: the dataset's meta.json says, if anything)
     config: Mapping[str, Any] = field(repr=False, compare=False, default_factory=dict)
 
     def folder(self, experiment: str) -> Path:
@@ -127,6 +141,22 @@ class JobSpec:
             raise ConfigError("experiment_name", f"the job's folder {folder} would not lie under runs_dir "
                               f"{self.runs_dir}", got=experiment)
         return folder
+
+    def for_target_language(self, found: str | None) -> JobSpec:
+        """The spec with its variants' tokenizers picked for the target language: ``dataset.target_lang``, else
+        ``found`` (the dataset's ``meta.json``), else none (every variant keeps its own or the profile's)."""
+        lang = self.target_lang or found
+        if not lang:
+            return self
+        return replace(self, variants=build_variants(self.config.get("bleu") or {}, lang))
+
+    def language_choices(self) -> dict[tuple[str, str, str], list[str]]:
+        """``(language, rule, tokenizer) -> variant names``: the tokenizers the target language picked."""
+        picked: dict[tuple[str, str, str], list[str]] = {}
+        for v in self.variants:
+            if v.language is not None:
+                picked.setdefault((*v.language, str(v.options.tokenize)), []).append(v.name)
+        return picked
 
     def experiment_for(self, dataset_name: str | None) -> str:
         """The MLflow experiment (and folder under ``runs_dir``): the configured one, else the dataset's name."""
@@ -144,9 +174,10 @@ class JobSpec:
 # ---------------------------------------------------------------------------------------------------------------
 
 
-def build_variants(bleu: Mapping[str, Any]) -> tuple[Variant, ...]:
+def build_variants(bleu: Mapping[str, Any], target_lang: str | None = None) -> tuple[Variant, ...]:
     """Every selected ``conf/bleu`` variant (a ``BleuVariantConfig``) as resolved options (a ConfigError names
-    ``bleu.NAME.KEY``)."""
+    ``bleu.NAME.KEY``); a variant that leaves the tokenizer to a profile that reads the target language gets the
+    one its rule picks for ``target_lang`` (:func:`~harness.core.options.language_tokenizer`)."""
     if not bleu:
         raise ConfigError("bleu", "no BLEU variant selected; pick one or more, e.g. bleu=sacrebleu or "
                           "'bleu=[sacrebleu,intl]'")
@@ -159,13 +190,20 @@ def build_variants(bleu: Mapping[str, Any]) -> tuple[Variant, ...]:
         options = {name: getattr(v, name) for name in OPTION_NAMES}
         if options["weights"] is not None:
             options["weights"] = tuple(options["weights"])
+        rule = v.language_tokenizer or "sacrebleu"
+        language = None
         try:
+            if rule not in LANGUAGE_RULES:
+                raise ConfigError("language_tokenizer", f"unknown rule {rule!r}", list(LANGUAGE_RULES), got=rule)
+            if options["tokenize"] is None and target_lang and get_profile(options["profile"]).language_tokenizer:
+                options["tokenize"] = language_tokenizer(target_lang, rule)
+                language = (language_of(target_lang), rule)
             opts = make_options(**options)
             sentence = sentence_options(opts, getattr(v, SENTENCE_EFFECTIVE_ORDER))
         except ConfigError as exc:
             raise exc.under(f"bleu.{key}") from None
         name = v.name if v.name not in (None, "", "???") else key
-        out.append(Variant(safe_name(str(name), f"bleu.{key}.name"), opts, sentence))
+        out.append(Variant(safe_name(str(name), f"bleu.{key}.name"), opts, sentence, language))
     names = [v.name for v in out]
     if len(set(names)) != len(names):
         raise ConfigError("bleu", f"variant names must be unique, got {names}")
@@ -307,6 +345,15 @@ def check_output_folder(path: Path, key: str) -> Path:
     return path
 
 
+def _language(value: Any) -> str:
+    """A language code (``ja``, ``zh-Hans``, ``pt_BR``): letters, digits, ``-`` and ``_``."""
+    code = str(value).strip()
+    if not re.fullmatch(r"[A-Za-z]{2,3}([-_][A-Za-z0-9]{1,8})*", code):
+        raise ConfigError("dataset.target_lang", f"expected a language code such as ja or zh-Hans, got {value!r}",
+                          expected="a language code", got=value)
+    return code
+
+
 def _int(value: Any, key: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise ConfigError(key, f"expected an integer, got {value!r}", expected="an integer", got=value)
@@ -431,6 +478,7 @@ def build_spec(config: HarnessConfig | Mapping[str, Any], overrides: Sequence[st
         tracking_timeout=int(cfg.tracking_timeout),
         allowed_roots=tuple(roots),
         overrides=tuple(overrides),
+        target_lang=None if ds.target_lang is None else _language(ds.target_lang),
         config=asdict(cfg),
     )
 

