@@ -1,6 +1,8 @@
-"""The Python API: ``harness.corpus_bleu`` and ``harness.sentence_bleu``, sacrebleu's layout and option names.
+"""The Python API: ``harness.corpus_bleu``, ``harness.sentence_bleu``, ``harness.corpus_chrf`` and
+``harness.sentence_chrf``, sacrebleu's layout and option names.
 
-Thin on top of the text pipeline (:mod:`harness.text.pipeline`) and the BLEU formulas (:mod:`harness.core.bleu`).
+Thin on top of the text pipeline (:mod:`harness.text.pipeline`, :mod:`harness.text.chrf_counting`) and the
+formulas (:mod:`harness.core.bleu`, :mod:`harness.core.chrf`).
 """
 
 from __future__ import annotations
@@ -8,10 +10,13 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from .core.bleu import BleuScore, corpus_score
+from .core.chrf import ChrfScore, make_chrf_options
+from .core.chrf import corpus_chrf as chrf_of_stats
 from .core.options import BleuOptions, make_options
 from .core.profiles import get_profile
 from .core.stats import SegmentStats
-from .text.pipeline import lines_statistics
+from .text.chrf_counting import chrf_statistics
+from .text.pipeline import check_systems, lines_statistics
 
 
 def corpus_statistics(hypotheses: Sequence[str], references: Sequence[Sequence[str | None]],
@@ -50,3 +55,25 @@ def sentence_bleu(hypothesis: str, references: Sequence[str], **options: Any) ->
     options.setdefault("effective_order", get_profile(options.get("profile", BleuOptions.profile)).effective_order)
     opts = make_options(**options)
     return corpus_score(lines_statistics([hypothesis], [[r] for r in refs], opts), opts)
+
+
+def corpus_chrf(hypotheses: Sequence[str], references: Sequence[Sequence[str | None]], **options: Any) -> ChrfScore:
+    """Corpus chrF (chrF++ with ``word_order=2``), sacrebleu's ``CHRF`` and its option names (``char_order``,
+    ``word_order``, ``beta``, ``lowercase``, ``whitespace``, ``eps_smoothing``); references in sacrebleu's layout
+    (streams, None = absent), checked as for BLEU.
+
+    >>> corpus_chrf(["the cat sat on the mat"], [["the cat sat on the mat"]]).score
+    100.0
+    """
+    opts = make_chrf_options(**options)
+    hyps, refs = check_systems([hypotheses], references)
+    return chrf_of_stats(chrf_statistics(hyps, refs, opts)[0], opts)
+
+
+def sentence_chrf(hypothesis: str, references: Sequence[str], **options: Any) -> ChrfScore:
+    """chrF of one hypothesis against its references (a list of strings for this one segment)."""
+    if not isinstance(hypothesis, str):
+        raise TypeError(f"hypothesis must be a str, got {type(hypothesis).__name__}")
+    if isinstance(references, str):
+        raise TypeError("references must be a list of strings (the references of this one segment), not a str")
+    return corpus_chrf([hypothesis], [[r] for r in references], **options)

@@ -137,11 +137,14 @@ def _as_matrix(stats: Any, score_fn: Any) -> FloatArray:
             raise InputError("SegmentStats need a score function of BLEU options (harness.core.bleu.score_fn), "
                              "to know the n-gram order and reference-length rule; pass matrices otherwise")
         return stats.truncate_order(opts.max_ngram_order).matrix(opts.ref_length)
+    if hasattr(stats, "matrix"):  # other metrics' statistics (harness.core.chrf.ChrfStats)
+        return np.asarray(stats.matrix(), dtype=np.float64)
     return np.asarray(stats, dtype=np.float64)
 
 
 def stack_systems(systems: Sequence[tuple[str, Any]], score_fn: Any = None) -> tuple[list[str], FloatArray]:
-    """``[(name, stats[n, K] or SegmentStats), ...]`` -> (names, ``X[S, n, K]``), checking shapes and names."""
+    """``[(name, stats[n, K], SegmentStats or ChrfStats), ...]`` -> (names, ``X[S, n, K]``), checking shapes and
+    names."""
     if not systems:
         raise InputError("no systems given")
     names = [str(name) for name, _ in systems]
