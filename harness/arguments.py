@@ -12,6 +12,7 @@ import atexit
 import gc
 from typing import Any, Callable, TypeVar
 
+from .core.chrf import ChrfOptions
 from .core.options import TOKENIZERS, BleuOptions, language_tokenizer, make_options
 from .core.profiles import NLTK_METHODS, PROFILES, get_profile
 from .core.stats import REF_LENGTH_RULES
@@ -144,3 +145,26 @@ def bleu_options(args: argparse.Namespace, *, effective_order: bool = False) -> 
     if args.effective_order or effective_order:
         options["effective_order"] = True
     return make_options(**options)
+
+
+def add_chrf_arguments(p: argparse.ArgumentParser) -> None:
+    """sacrebleu's chrF flags (``-m chrf``)."""
+    d = ChrfOptions()
+    g = p.add_argument_group("chrF options (-m chrf; sacrebleu's flags and defaults)")
+    g.add_argument("--chrf-char-order", "-cc", type=int_in(1, 100, "character n-gram order"), default=d.char_order,
+                   help=f"character n-gram order (default {d.char_order})")
+    g.add_argument("--chrf-word-order", "-cw", type=int_in(0, 100, "word n-gram order"), default=d.word_order,
+                   help="word n-gram order (default 0; 2 gives chrF++)")
+    g.add_argument("--chrf-beta", type=int_in(0, 100, "beta"), default=d.beta,
+                   help=f"the weight of recall (default {d.beta})")
+    g.add_argument("--chrf-whitespace", action="store_true", help="keep whitespace in character n-grams")
+    g.add_argument("--chrf-lowercase", action="store_true", help="case-insensitive chrF")
+    g.add_argument("--chrf-eps-smoothing", action="store_true",
+                   help="chrF++.py's, NLTK's and Moses' smoothing instead of the effective order")
+
+
+def chrf_options(args: argparse.Namespace) -> ChrfOptions:
+    """The options of :func:`add_chrf_arguments`' flags."""
+    return ChrfOptions(char_order=args.chrf_char_order, word_order=args.chrf_word_order, beta=args.chrf_beta,
+                       lowercase=args.chrf_lowercase, whitespace=args.chrf_whitespace,
+                       eps_smoothing=args.chrf_eps_smoothing)

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,7 +25,9 @@ from typing import Any, Sequence
 from .arguments import (
     OneLineParser,
     add_bleu_arguments,
+    add_chrf_arguments,
     bleu_options,
+    chrf_options,
     console_command,
     int_in,
     print_collected_warnings_only,
@@ -38,15 +39,15 @@ from .core.resampling import MAX_SEED
 from .core.signature import signature, split_signature
 from .core.stats import SegmentStats
 from .errors import ConfigError, HarnessError
+from .score_output import dumps, format_paired_text, json_out, seed_of, tsv
 from .text.chunks import Source
 from .text.files import files_statistics
 from .text.reading import STDIN
 from .version import __version__
 
 PROG = "harness-score"
-#: Indentation of every JSON output (sacrebleu's single-object indent).
-JSON_INDENT = 1
-
+#: The metrics of ``-m`` (sacrebleu's names).
+METRICS = ("bleu", "chrf")
 
 class _Version(argparse.Action):
     """``--version``: ours, and which path computes (:func:`harness.native.path`), then exit."""
@@ -61,7 +62,7 @@ class _Version(argparse.Action):
 def build_parser() -> argparse.ArgumentParser:
     p = OneLineParser(
         prog=PROG,
-        description="Score hypothesis files against reference files with BLEU (sacrebleu-exact by default).",
+        description="Score hypothesis files against reference files with BLEU or chrF (sacrebleu-exact by default).",
         epilog="Several REF files = several references per segment. Without -i the hypothesis is read from standard "
                "input. With several -i files, the first is the baseline of paired tests.",
     )
@@ -70,7 +71,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("refs", nargs="+", metavar="REF", help="reference file(s), one segment per line")
     p.add_argument("-i", "--input", nargs="+", default=None, metavar="HYP",
                    help="hypothesis file(s) (default: standard input)")
+    p.add_argument("--metrics", "-m", nargs="+", default=["bleu"], choices=METRICS, metavar="METRIC",
+                   help="the metrics: bleu (default), chrf (chrF; chrF++ with --chrf-word-order 2), or both")
     add_bleu_arguments(p)
+    add_chrf_arguments(p)
     p.add_argument("--sentence-level", "-sl", action="store_true", help="score every segment")
     t = p.add_argument_group("significance (over the statistics; sacrebleu-exact with the same seed)")
     tests = t.add_mutually_exclusive_group()
@@ -113,21 +117,32 @@ def _line_breaks(refs: Sequence[Source]) -> int | None:
     return data.count(b"\n") + 1
 
 
-def score_files(args: argparse.Namespace, opts: BleuOptions) -> list[System]:
+def sources(args: argparse.Namespace) -> tuple[list[Source], list[Source]]:
+    """The reference and hypothesis inputs (standard input read once, here, for every metric)."""
+    refs = [Source.of_path(p) for p in args.refs]
+    hyps = [Source.of_path(p) for p in args.input] if args.input else [Source.of_stdin(max_lines=_line_breaks(refs))]
+    return refs, hyps
+
+
+def system_names(args: argparse.Namespace) -> tuple[list[str], list[str]]:
+    """The systems' names and paths as the output shows them."""
+    return (_system_names(args.input), args.input) if args.input else (["stdin"], [STDIN])
+
+
+def score_files(args: argparse.Namespace, opts: BleuOptions, inputs: tuple[list[Source], list[Source]]
+                ) -> list[System]:
     """Read, check and count every hypothesis (statistics only; scores are computed by the caller). Large files
     are read in chunks and only their statistics kept (:func:`harness.text.files.files_statistics`); the
     errors and warnings are those of reading each file whole."""
     from .text.tokenizers import check_usable
 
     check_usable(str(opts.tokenize))
-    refs = [Source.of_path(p) for p in args.refs]
-    hyps = [Source.of_path(p) for p in args.input] if args.input else [Source.of_stdin(max_lines=_line_breaks(refs))]
+    refs, hyps = inputs
     result = files_statistics(refs, hyps, opts)
     for text in (*result.references, *result.hypotheses):
         for warning in text.warnings:
             print(f"{PROG}: warning: {text.path}: {warning}", file=sys.stderr)
-    paths = args.input or [STDIN]
-    names = _system_names(args.input) if args.input else ["stdin"]
+    names, paths = system_names(args)
     return [System(name, path, st) for name, path, st in zip(names, paths, result.statistics)]
 
 
@@ -152,40 +167,16 @@ def score_object(system: System, score: BleuScore, width: int, multi: bool) -> d
     return out
 
 
-def _dumps(value: Any) -> str:
-    return json.dumps(value, indent=JSON_INDENT, ensure_ascii=False)
-
-
-def _tsv(rows: list[dict[str, Any]], columns: Sequence[str]) -> str:
-    lines = ["\t".join(columns)]
-    for row in rows:
-        lines.append("\t".join(_cell(row[c]) for c in columns))
-    return "\n".join(lines)
-
-
-def _cell(value: Any) -> str:
-    if isinstance(value, list):
-        return ",".join(_cell(v) for v in value)
-    if isinstance(value, float):
-        return repr(value)
-    return "" if value is None else str(value)
-
-
-def _json_out(objects: list[dict[str, Any]], args: argparse.Namespace) -> str:
-    """A list with ``-i``; from standard input the single object sacrebleu prints."""
-    return _dumps(objects if args.input else objects[0])
-
-
 def report_corpus(systems: list[System], opts: BleuOptions, args: argparse.Namespace) -> str:
     scores = [(s, corpus_score(s.stats, opts)) for s in systems]
     width = args.width
     if args.score_only:
         return "\n".join(f"{sc.score:.{width}f}" for _, sc in scores)
     if args.format == "json":
-        return _json_out([score_object(s, sc, width, len(systems) > 1) for s, sc in scores], args)
+        return json_out([score_object(s, sc, width, len(systems) > 1) for s, sc in scores], args)
     if args.format == "tsv":
         rows = [{"name": s.name, **sc.as_dict()} for s, sc in scores]
-        return _tsv(rows, ["name", "score", "precisions", "bp", "ratio", "hyp_len", "ref_len", "signature"])
+        return tsv(rows, ["name", "score", "precisions", "bp", "ratio", "hyp_len", "ref_len", "signature"])
     if len(scores) == 1:
         return scores[0][1].format(width)
     name_w = max(len(s.name) for s, _ in scores)
@@ -213,20 +204,14 @@ def report_sentences(systems: list[System], opts: BleuOptions, args: argparse.Na
                 prefix = f"{system.name}\t" if len(systems) > 1 else ""
                 lines.append(prefix + score.format(width, signature=False))
     if args.format == "json" and not args.score_only:
-        return _dumps(rows)
+        return dumps(rows)
     if args.format == "tsv" and not args.score_only:
         cols = (["system"] if len(systems) > 1 else []) + ["seg_id", "score", "precisions", "bp", "ratio",
                                                              "hyp_len", "ref_len"]
-        return _tsv(rows, cols)
+        return tsv(rows, cols)
     if not args.score_only:
         lines.append(f"signature: {corpus_score(systems[0].stats, opts).signature}")
     return "\n".join(lines)
-
-
-def _seed(args: argparse.Namespace) -> int | None:
-    from .core.significance import sacrebleu_seed
-
-    return args.seed if args.seed is not None else sacrebleu_seed(os.environ.get("SACREBLEU_SEED"))
 
 
 def report_paired(systems: list[System], opts: BleuOptions, args: argparse.Namespace) -> str:
@@ -238,7 +223,7 @@ def report_paired(systems: list[System], opts: BleuOptions, args: argparse.Names
         raise ConfigError("paired_bs" if args.paired_bs else "paired_ar",
                           "paired tests need at least two -i files (the first is the baseline)")
     test = "bs" if args.paired_bs else "ar"
-    seed = _seed(args)
+    seed = seed_of(args)
     results = paired_test([(s.name, s.stats) for s in systems], score_fn(opts), test, args.n_samples, seed,
                           args.confidence)
     n_conf = 1000 if (test == "ar" and args.confidence) else None
@@ -260,9 +245,9 @@ def report_paired(systems: list[System], opts: BleuOptions, args: argparse.Names
                 row.update({"mean": res.mean, "ci": res.ci})
         rows.append(row)
     if args.format == "json":
-        return _dumps(rows)
+        return dumps(rows)
     cols = ["system", "score", "p_value"] + (["ci_low", "ci_high"] if "ci_low" in rows[0] else []) + ["signature"]
-    return _tsv(rows, cols)
+    return tsv(rows, cols)
 
 
 def report_confidence(systems: list[System], opts: BleuOptions, args: argparse.Namespace) -> str:
@@ -270,7 +255,7 @@ def report_confidence(systems: list[System], opts: BleuOptions, args: argparse.N
     from .core.bleu import score_fn
     from .core.significance import signature_extra, systems_ci
 
-    seed = _seed(args)
+    seed = seed_of(args)
     n = args.n_samples or 1000
     cis = systems_ci([(s.name, s.stats) for s in systems], score_fn(opts), n, seed)
     extra = signature_extra("bs", n, seed)
@@ -288,66 +273,11 @@ def report_confidence(systems: list[System], opts: BleuOptions, args: argparse.N
     if args.score_only:
         return "\n".join(f"{ci.score:.{args.width}f}" for ci in cis)
     if args.format == "json":
-        return _json_out(rows, args)
+        return json_out(rows, args)
     if args.format == "tsv":
-        return _tsv([{"name": r["system"], **r} for r in rows],
+        return tsv([{"name": r["system"], **r} for r in rows],
                     ["name", "score", "mean", "ci", "ci_low", "ci_high", "signature"])
     return "\n".join(lines)
-
-
-_EXPLANATION = """\
- - Each system is pairwise compared to {baseline}.
-{what}
- - Null hypothesis: the system and the baseline translations are essentially
-   generated by the same underlying process. For a given system and the baseline,
-   the p-value is roughly the probability of the absolute score difference (delta)
-   or higher occurring due to chance, under the assumption that the null hypothesis is correct.
-
- - Assuming a significance threshold of 0.05, the null hypothesis can be rejected
-   for p-values < 0.05 (marked with "*"). This means that the delta is unlikely to be attributed
-   to chance, hence the system is significantly "different" than the baseline.
-
- - NOTE: Significance does not tell whether a system is "better" than the baseline but rather
-   emphasizes the "difference" of the systems in terms of the replicability of the delta.
-"""
-
-
-def format_paired_text(results: Sequence[Any], width: int = 2, signature: str | None = None,
-                       metric: str = "BLEU", explain: bool = True) -> str:
-    """sacrebleu-like text of paired-test results (no colours, one line per system): ``Baseline: A  30.12
-    (30.10 ± 0.85)`` then ``B  31.02 (31.00 ± 0.88) (p = 0.0010)*``, the test header, explanation, signature."""
-    if not results:
-        return ""
-    first = results[0]
-    has_ci = any(r.mean is not None for r in results)
-    labels = [f"Baseline: {r.name}" if r.baseline else r.name for r in results]
-    cells = []
-    for r in results:
-        cell = f"{r.score:.{width}f}"
-        if r.mean is not None and r.ci is not None:
-            cell += f" ({r.mean:.{width}f} ± {r.ci:.{width}f})"
-        if r.p_value is not None:
-            cell += f" (p = {r.p_value:.4f})" + ("*" if r.significant() else "")
-        cells.append(cell)
-    head = (metric + " (μ ± 95% CI)") if has_ci else metric
-    name_w = max(len("System"), *(len(x) for x in labels))
-    cell_w = max(len(head), *(len(x) for x in cells))
-    lines = [f"{'System':>{name_w}}  {head}", f"{'-' * name_w}  {'-' * cell_w}"]
-    lines += [f"{lab:>{name_w}}  {cell:<{cell_w}}".rstrip() for lab, cell in zip(labels, cells)]
-    lines.append("")
-    if first.test == "paired_bs":
-        msg = f"Paired bootstrap resampling test with {first.n_samples} resampling trials"
-        what = "   Actual system score / bootstrap estimated true mean / 95% CI are provided for each metric.\n"
-    else:
-        msg = f"Paired approximate randomization test with {first.n_samples} trials"
-        what = ("   Actual system score / bootstrap estimated true mean / 95% CI are provided for each metric.\n"
-                if has_ci else "   Actual system score is provided for each metric.\n")
-    lines += ["-" * len(msg), msg, "-" * len(msg)]
-    if explain:
-        lines.append(_EXPLANATION.format(baseline=f"Baseline: {first.name}", what=what))
-    if signature:
-        lines += ["-----------------", "Metric signatures", "-----------------", f" - {metric:<10} {signature}"]
-    return "\n".join(lines).rstrip() + "\n"
 
 
 def run(argv: Sequence[str] | None = None) -> str:
@@ -359,10 +289,33 @@ def run(argv: Sequence[str] | None = None) -> str:
     if args.sentence_level and (paired or args.confidence):
         raise ConfigError("sentence_level", "statistical tests and confidence intervals are corpus-level; drop "
                           "--sentence-level")
-    systems = score_files(args, opts)
+    metrics = sorted(set(args.metrics))  # sacrebleu scores its metrics in sorted order
+    if args.sentence_level and len(metrics) > 1:
+        raise ConfigError("metrics", "sentence-level scores take one metric (as sacrebleu's)", METRICS)
+    inputs = sources(args)
+    outputs = []
+    if "bleu" in metrics:
+        outputs.append(report_bleu(score_files(args, opts, inputs), opts, args))
+    if "chrf" in metrics:
+        from . import score_chrf
+
+        names, paths = system_names(args)
+        systems = score_chrf.chrf_files(inputs, names, paths, chrf_options(args), warn="bleu" not in metrics)
+        outputs.append(score_chrf.report(systems, chrf_options(args), args))
+    if args.format == "json" and len(outputs) > 1 and not args.score_only:
+        # one JSON document: the metrics' objects (or lists of them) in one list, as sacrebleu prints them
+        items: list[Any] = []
+        for out in outputs:
+            value = json.loads(out)
+            items += value if isinstance(value, list) else [value]
+        return dumps(items)
+    return "\n".join(outputs)
+
+
+def report_bleu(systems: list[System], opts: BleuOptions, args: argparse.Namespace) -> str:
     if args.sentence_level:
         return report_sentences(systems, opts, args)
-    if paired:
+    if args.paired_bs or args.paired_ar:
         return report_paired(systems, opts, args)
     if args.confidence:
         return report_confidence(systems, opts, args)

@@ -249,13 +249,11 @@ class ChrfScore:
 
 
 def chrf_signature(opts: ChrfOptions, nrefs: int | str, extra: Mapping[str, Any] | None = None) -> str:
-    """sacrebleu's chrF signature fields (``nrefs``, ``case``, ``eff``, ``nc``, ``nw``, ``space``), ``beta`` when it
-    is not 2, and our version last where sacrebleu has ``version``."""
+    """sacrebleu's chrF signature fields (``nrefs``, ``case``, ``eff``, ``nc``, ``nw``, ``space``; ``beta`` is in the
+    score's name, ``chrF1``, as in sacrebleu's) and our version last where sacrebleu has ``version``."""
     fields: dict[str, Any] = {"nrefs": nrefs, **(extra or {}), "case": "lc" if opts.lowercase else "mixed",
                               "eff": "no" if opts.eps_smoothing else "yes", "nc": opts.char_order,
                               "nw": opts.word_order, "space": "yes" if opts.whitespace else "no"}
-    if opts.beta != 2:
-        fields["beta"] = opts.beta
     fields["harness"] = __version__
     return "|".join(f"{k}:{v}" for k, v in fields.items())
 

@@ -1,0 +1,148 @@
+"""``harness-score -m chrf``: chrF and chrF++ of files, as sacrebleu's ``-m chrf`` prints them (corpus, sentence
+level, ``--paired-bs/--paired-ar``, ``--confidence``), from the statistics of :mod:`harness.text.chrf_counting`."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+from .core.chrf import ChrfOptions, ChrfScore, ChrfScoreFn, ChrfStats, chrf_signature, corpus_chrf, sentence_chrf
+from .errors import ConfigError
+from .score_output import dumps, format_paired_text, json_out, seed_of, tsv
+from .text.chrf_counting import chrf_statistics
+from .text.chunks import Source
+from .text.reading import check_parallel
+
+PROG = "harness-score"
+
+
+@dataclass(frozen=True)
+class ChrfSystem:
+    name: str
+    path: str
+    stats: ChrfStats
+
+
+def chrf_files(inputs: tuple[list[Source], list[Source]], names: Sequence[str], paths: Sequence[str],
+               opts: ChrfOptions, warn: bool) -> list[ChrfSystem]:
+    """Read every file whole (checked as for BLEU: the same errors, and the same warnings when ``warn``: not
+    printed twice when BLEU is scored too) and count each system's statistics."""
+    refs, hyps = inputs
+    texts = [s.read() for s in (*refs, *hyps)]
+    check_parallel(texts)
+    if warn:
+        for text in texts:
+            for warning in text.warnings:
+                print(f"{PROG}: warning: {text.path}: {warning}", file=sys.stderr)
+    stats = chrf_statistics([t.lines for t in texts[len(refs):]], [t.lines for t in texts[:len(refs)]], opts)
+    return [ChrfSystem(n, p, st) for n, p, st in zip(names, paths, stats)]
+
+
+def _object(system: ChrfSystem, score: ChrfScore, width: int, multi: bool) -> dict[str, Any]:
+    """sacrebleu's JSON keys (``name``, ``score``, ``signature``, the signature fields) and, for several systems,
+    ``system`` and the formatted score under the metric's name."""
+    fields = dict(f.split(":", 1) for f in score.signature.split("|"))
+    fields["version"] = fields.pop("harness")
+    out: dict[str, Any] = {"name": score.name, "score": score.score, "signature": score.signature, **fields,
+                           "stats": score.stats, "system": system.path if multi else system.name}
+    if multi:
+        out[score.name] = f"{score.score:.{width}f}"
+    return out
+
+
+def report_corpus(systems: list[ChrfSystem], opts: ChrfOptions, args: argparse.Namespace) -> str:
+    scores = [(s, corpus_chrf(s.stats, opts)) for s in systems]
+    width = args.width
+    if args.score_only:
+        return "\n".join(sc.format(width, score_only=True) for _, sc in scores)
+    if args.format == "json":
+        return json_out([_object(s, sc, width, len(systems) > 1) for s, sc in scores], args)
+    if args.format == "tsv":
+        return tsv([{"name": s.name, "score": sc.score, "signature": sc.signature} for s, sc in scores],
+                   ["name", "score", "signature"])
+    if len(scores) == 1:
+        return scores[0][1].format(width)
+    name_w = max(len(s.name) for s, _ in scores)
+    lines = [f"{s.name:<{name_w}}  {sc.format(width, signature=False)}" for s, sc in scores]
+    lines.append(f"signature: {scores[0][1].signature}")
+    return "\n".join(lines)
+
+
+def report_sentences(systems: list[ChrfSystem], opts: ChrfOptions, args: argparse.Namespace) -> str:
+    width, multi = args.width, len(systems) > 1
+    rows: list[dict[str, Any]] = []
+    lines: list[str] = []
+    for system in systems:
+        for i, value in enumerate(sentence_chrf(system.stats, opts).tolist()):
+            rows.append({**({"system": system.name} if multi else {}), "seg_id": i, "name": opts.name,
+                         "score": value})
+            if args.score_only:
+                lines.append(f"{value:.{width}f}")
+            else:
+                lines.append((f"{system.name}\t" if multi else "") + f"{opts.name} = {value:.{width}f}")
+    if args.format == "json" and not args.score_only:
+        return dumps(rows)
+    if args.format == "tsv" and not args.score_only:
+        return tsv(rows, (["system"] if multi else []) + ["seg_id", "score"])
+    if not args.score_only:
+        lines.append(f"signature: {chrf_signature(opts, systems[0].stats.nrefs_label)}")
+    return "\n".join(lines)
+
+
+def report_paired(systems: list[ChrfSystem], opts: ChrfOptions, args: argparse.Namespace) -> str:
+    """sacrebleu's paired tests for chrF (bootstrap resamples scored in its float32: the same p-values)."""
+    from .core.significance import paired_test, signature_extra
+
+    if len(systems) < 2:
+        raise ConfigError("paired_bs" if args.paired_bs else "paired_ar",
+                          "paired tests need at least two -i files (the first is the baseline)")
+    test, seed = ("bs" if args.paired_bs else "ar"), seed_of(args)
+    results = paired_test([(s.name, s.stats) for s in systems], ChrfScoreFn(opts), test, args.n_samples, seed,
+                          args.confidence)
+    extra = signature_extra(test, results[0].n_samples, seed, 1000 if (test == "ar" and args.confidence) else None)
+    sig = chrf_signature(opts, systems[0].stats.nrefs_label, extra)
+    if args.score_only:
+        return "\n".join(f"{r.score:.{args.width}f}" for r in results)
+    if args.format == "text":
+        return format_paired_text(results, args.width, sig, metric=opts.name)
+    rows = [{"system": s.path, "name": opts.name, "score": r.score, "p_value": r.p_value, "mean": r.mean,
+             "ci": r.ci, "ci_low": r.ci_low, "ci_high": r.ci_high, "signature": sig,
+             opts.name: {"score": r.score, "p_value": r.p_value, "mean": r.mean, "ci": r.ci}}
+            for s, r in zip(systems, results)]
+    if args.format == "json":
+        return dumps(rows)
+    return tsv(rows, ["system", "score", "p_value", "ci_low", "ci_high", "signature"])
+
+
+def report_confidence(systems: list[ChrfSystem], opts: ChrfOptions, args: argparse.Namespace) -> str:
+    """sacrebleu's ``--confidence`` for chrF: the score, its bootstrap mean and 95% half-width."""
+    from .core.significance import signature_extra, systems_ci
+
+    seed, n = seed_of(args), args.n_samples or 1000
+    cis = systems_ci([(s.name, s.stats) for s in systems], ChrfScoreFn(opts), n, seed)
+    sig = chrf_signature(opts, systems[0].stats.nrefs_label, signature_extra("bs", n, seed))
+    if args.score_only:
+        return "\n".join(f"{ci.score:.{args.width}f}" for ci in cis)
+    rows = [{"system": s.path if len(systems) > 1 else s.name, "name": opts.name, "score": ci.score,
+             "mean": ci.mean, "ci": ci.ci, "ci_low": ci.ci_low, "ci_high": ci.ci_high, "signature": sig}
+            for s, ci in zip(systems, cis)]
+    if args.format == "json":
+        return json_out(rows, args)
+    if args.format == "tsv":
+        return tsv([{**r, "name": s.name} for s, r in zip(systems, rows)],
+                   ["name", "score", "mean", "ci", "ci_low", "ci_high", "signature"])
+    multi = len(systems) > 1
+    return "\n".join((f"{s.name}  " if multi else "") + f"{opts.name}|{sig} = {ci.format(args.width)}"
+                     for s, ci in zip(systems, cis))
+
+
+def report(systems: list[ChrfSystem], opts: ChrfOptions, args: argparse.Namespace) -> str:
+    if args.sentence_level:
+        return report_sentences(systems, opts, args)
+    if args.paired_bs or args.paired_ar:
+        return report_paired(systems, opts, args)
+    if args.confidence:
+        return report_confidence(systems, opts, args)
+    return report_corpus(systems, opts, args)
