@@ -33,7 +33,7 @@ from .job.folder import PENDING, JobFolder
 from .job.inputs import check_selection, dataset_name, layout_of, load_inputs
 from .job.result import JobResult
 from .job.spec import JobSpec, identity_digest
-from .job.statistics import StatisticsCache, blocks, job_statistics
+from .job.statistics import StatisticsCache, job_statistics, n_blocks
 from .job.tables import build_tables
 from .progress import Progress
 from .sinks.parquet import write_table
@@ -164,7 +164,8 @@ def _run_job(spec: JobSpec, config_yaml: str, out: TextIO | None) -> Outcome:
     spec = spec.for_target_language(None if layout is None else layout.target_lang)
     say_languages(spec)
     for variant in spec.variants:
-        check_usable(str(variant.options.tokenize))
+        if variant.is_bleu:
+            check_usable(str(variant.options.tokenize))
     progress = Progress(spec.progress)
     check_selection(spec, layout)
     experiment = spec.experiment_for(dataset_name(spec, layout))
@@ -182,7 +183,7 @@ def _run_job(spec: JobSpec, config_yaml: str, out: TextIO | None) -> Outcome:
                 drawing = (stack.enter_context(figures.drawn_aside(staging, folder.lock_fds())) if spec.figures
                            else None)
                 cache = StatisticsCache(spec.runs_dir / "cache" / "stats", enabled=not spec.force)
-                with progress.phase("statistics", len(blocks(inputs, spec.variants)), "block") as bar:
+                with progress.phase("statistics", n_blocks(inputs, spec.variants), "block") as bar:
                     statistics = job_statistics(inputs, spec.variants, cache, progress=bar)
                 n_groups = len(inputs.refsets) * len(spec.variants) * (1 + len(inputs.human))
                 with progress.phase("resampling and correlations", n_groups, "group") as bar:
@@ -319,7 +320,7 @@ def print_summary(outcome: Outcome, out: TextIO) -> None:
         for kind, h in human.items():
             cols.append((kind, [f"{h.sys[s]:.4g}" if s in h.sys else "-" for s in labels]))
         widths = [max(len(head), *(len(t) for t in texts)) for head, texts in cols]
-        lines = [f"BLEU against {refset} ({_legend(result)})",
+        lines = [f"{report.scores_label(result.spec.variants)} against {refset} ({_legend(result)})",
                  "  ".join([f"{'system':<{width}}"] + [f"{h:>{w}}" for (h, _), w in zip(cols, widths)])]
         for i, name in enumerate(names):
             lines.append("  ".join([f"{name:<{width}}"] + [f"{texts[i]:>{w}}" for (_, texts), w in zip(cols, widths)]))
@@ -331,7 +332,8 @@ def print_summary(outcome: Outcome, out: TextIO) -> None:
     for v in variants:
         sig = next(c.score.signature for c in result.cells if c.variant.name == v and c.refset == full)
         out.write(f"{v}: {sig}\n")
-    eff = [v.name for v in result.spec.variants if v.sentence.effective_order != v.options.effective_order]
+    eff = [v.name for v in result.spec.variants
+           if v.is_bleu and v.sentence.effective_order != v.options.effective_order]
     if eff:
         out.write(f"segment level (sentence BLEU, WMT's sentBLEU): the same with eff:yes for {', '.join(eff)}\n")
     out.write(f"\n{len(result.cells)} scores ({result.cache_misses} statistics computed, {result.cache_hits} from "

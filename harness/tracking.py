@@ -10,6 +10,7 @@ import json
 import math
 from typing import Any, Mapping
 
+from .core.bleu import BleuScore
 from .job.dataset import refset_name
 from .job.result import JobResult
 from .sinks.mlflow import JobPayload, NestedRun, key_part, run_name, version_step
@@ -61,14 +62,18 @@ def build_payload(result: JobResult, job_key: str, tables: Mapping[str, Any] | N
     runs = []
     for c in result.cells:
         s = c.score
-        metrics = {"bleu": s.score, "bp": s.bp, "ratio": s.ratio, "hyp_len": float(s.hyp_len),
-                   "ref_len": float(s.ref_len), "ci_low": c.ci_low, "ci_high": c.ci_high}
-        metrics.update({f"precision_{n + 1}": p for n, p in enumerate(s.precisions)})
+        metrics = {"score": s.score, "ci_low": c.ci_low, "ci_high": c.ci_high}
+        if isinstance(s, BleuScore):
+            metrics.update({"bleu": s.score, "bp": s.bp, "ratio": s.ratio, "hyp_len": float(s.hyp_len),
+                            "ref_len": float(s.ref_len)})
+            metrics.update({f"precision_{n + 1}": p for n, p in enumerate(s.precisions)})
+        else:
+            metrics[c.variant.family] = s.score
         for kind, scores in human_sys.items():
             if c.system.label in scores:
                 metrics[f"human.{key_part(kind)}"] = scores[c.system.label]
         tags = {"system": c.system.name, "system_version": c.system.version or "", "refset": c.refset,
-                "refs_used": "+".join(c.refs_used), "variant": c.variant.name, "signature": s.signature,
+                "refs_used": "+".join(c.refs_used), "variant": c.variant.name, "metric": c.variant.family, "signature": s.signature,
                 "sentence_signature": c.sentence_signature,
                 "dataset": result.dataset, "experiment": result.experiment, "human": str(c.system.human).lower(),
                 "sha256.system": c.system.text.sha256,
@@ -76,9 +81,8 @@ def build_payload(result: JobResult, job_key: str, tables: Mapping[str, Any] | N
                 **{f"meta.{key_part(k)}": v for k, v in c.system.metadata.items()}}
         runs.append(NestedRun(run_name(c.system.name, c.system.version, c.refset, c.variant.name), metrics,
                               version_step(c.system.version), {"variant": c.variant.name,
-                                                                **c.variant.options.as_params(),
-                                                                "sentence_effective_order":
-                                                                    c.variant.sentence.effective_order}, tags))
+                                                                "metric": c.variant.family,
+                                                                **c.variant.params()}, tags))
     params = {"experiment": result.experiment, "dataset": result.dataset, "n_segments": inputs.n_segments,
               "systems": [s.label for s in inputs.systems], "refsets": [refset_name(r) for r in inputs.refsets],
               "variants": [v.name for v in spec.variants], "human": [h.name for h in inputs.human],

@@ -21,7 +21,6 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..core.bleu import corpus_score, score_fn, sentence_scores, stack
 from ..core.blocks import block_protocol
 from ..core.correlation import (
     Correlation,
@@ -31,7 +30,6 @@ from ..core.correlation import (
     system_correlation_difference,
     system_level_subsets,
 )
-from ..core.profiles import get_profile
 from ..core.significance import all_differences, holm, holm_samples, significance_clusters, systems_ci
 from .comparison import ComparisonRequest, ComparisonResult, compare
 from .dataset import refset_name
@@ -71,23 +69,22 @@ def score_cells(spec: JobSpec, inputs: Inputs, statistics: Statistics) -> list[C
         for variant in spec.variants:
             for system in inputs.systems:
                 used = inputs.refs_for(system, refset)
-                stats = statistics.of(system, used, variant.options)
-                sentence = np.asarray(sentence_scores(stats, variant.sentence).score, dtype=np.float64)
+                stats = statistics.of_variant(system, used, variant)
+                sentence = np.array(variant.sentences(stats), dtype=np.float64)
                 sentence.flags.writeable = False
-                cells.append(Cell(system, refset_name(refset), used, variant, stats,
-                                  corpus_score(stats, variant.options), sentence))
+                cells.append(Cell(system, refset_name(refset), used, variant, stats, variant.corpus(stats), sentence))
     return cells
 
 
 def _additive(variant: Any) -> bool:
     """Whether the variant's score is a function of summed statistics (then it gets intervals and tests)."""
-    return get_profile(variant.options.profile).additive
+    return bool(variant.additive)
 
 
 def _not_additive_note(variant: Any) -> str:
     """What the report says of a variant that gets no intervals or tests (:func:`_additive`), so that its empty
     cells are explained where they are read."""
-    return (f"Variant `{variant.name}` (profile {variant.options.profile}) is not a function of summed segment "
+    return (f"Variant `{variant.name}` (profile {getattr(variant.options, 'profile', variant.family)}) is not a function of summed segment "
             "statistics, so it has no bootstrap intervals and is left out of every test that resamples or permutes "
             "corpus scores; its point scores and correlations are shown.")
 
@@ -115,7 +112,7 @@ def resample(spec: JobSpec, cells: list[Cell], progress: Any = None
             progress.update(1)
         if not _additive(group[0].variant):
             continue
-        fn = score_fn(group[0].variant.options)
+        fn = group[0].variant.score_fn()
         systems = [(c.system.label, c.stats) for c in group]
         for i, c, ci in zip(idx, group, systems_ci(systems, fn, spec.n_samples, spec.seed)):
             out[i] = Cell(c.system, c.refset, c.refs_used, c.variant, c.stats, c.score, c.sentence, ci.ci_low,
@@ -195,7 +192,7 @@ def correlations(spec: JobSpec, inputs: Inputs, cells: Sequence[Cell], human: Hu
     for (refset, variant), group in groups.items():
         if progress is not None:
             progress.update(1)
-        opts = group[0].variant.options
+        used = group[0].variant
         is_human = np.array([c.system.human for c in group])
         hsys = np.array([human.sys[c.system.label] for c in group])
         with_seg = [c.system.label in human.seg for c in group]
@@ -203,7 +200,7 @@ def correlations(spec: JobSpec, inputs: Inputs, cells: Sequence[Cell], human: Hu
         hseg = _human_matrix(group, human) if resample_human else None
         masks = [(True, None)] + ([(False, ~is_human)] if is_human.any() else [])
         if _additive(group[0].variant):  # one resampling serves both subsets
-            subsets = system_level_subsets(stack([c.stats for c in group], opts), hseg, score_fn(opts),
+            subsets = system_level_subsets(used.stack([c.stats for c in group]), hseg, used.score_fn(),
                                            [mask for _, mask in masks], human_sys=hsys, n_samples=spec.n_samples,
                                            seed=spec.seed)
         else:
@@ -232,7 +229,7 @@ def paper_protocol(spec: JobSpec, inputs: Inputs, cells: Sequence[Cell]
         n_blocks, size = PAPER_BLOCKS, PAPER_BLOCK_SIZE
         if inputs.n_segments < n_blocks * size:
             size = max(1, inputs.n_segments // n_blocks)
-        res = block_protocol(stack([c.stats for c in group], variant.options), score_fn(variant.options), n_blocks,
+        res = block_protocol(variant.stack([c.stats for c in group]), variant.score_fn(), n_blocks,
                              size, systems=[c.system.label for c in group])
         differences += [SystemDifference(full, variant.name, by_label[k.a], by_label[k.b], k) for k in res.pairs]
         blocks += [BlockSummary(full, variant.name, by_label[res.systems[s]], float(res.mean[s]), float(res.std[s]),
@@ -262,7 +259,7 @@ def best_variant_differences(spec: JobSpec, inputs: Inputs, cells: Sequence[Cell
             if r.human_score == human.name and r.refset == full and r.correlation.level == "system"
             and r.correlation.method == "pearson" and r.include_human == with_human}
     twins = identical_variants(cells, rows)  # a variant identical to an earlier one is compared once, as that one
-    candidates = [v for v in spec.variants if get_profile(v.options.profile).additive and v.name in corr
+    candidates = [v for v in spec.variants if v.additive and v.name in corr
                   and np.isfinite(corr[v.name]) and v.name not in twins]
     if len(candidates) < 2:
         return []
@@ -272,7 +269,7 @@ def best_variant_differences(spec: JobSpec, inputs: Inputs, cells: Sequence[Cell
         group = [c for c in cells if c.refset == full and c.variant.name == variant.name
                  and c.system.label in human.sys and (with_human or not c.system.human)]
         resample_human = all(c.system.label in human.seg for c in group) and not human.differs
-        return (stack([c.stats for c in group], variant.options), score_fn(variant.options),
+        return (variant.stack([c.stats for c in group]), variant.score_fn(),
                 _human_matrix(group, human) if resample_human else None,
                 np.array([human.sys[c.system.label] for c in group]))
 
@@ -292,8 +289,9 @@ def best_variant_differences(spec: JobSpec, inputs: Inputs, cells: Sequence[Cell
 
 
 def primary_variant(spec: JobSpec) -> Any:
-    """The first variant whose score is a function of summed statistics (the one comparisons of pairs use)."""
-    return next(v for v in spec.variants if _additive(v))
+    """The first BLEU variant whose score is a function of summed statistics (the one comparisons of pairs
+    use)."""
+    return next((v for v in spec.variants if v.is_bleu and _additive(v)), None)
 
 
 def pair_comparisons(spec: JobSpec, inputs: Inputs, cells: Sequence[Cell]) -> list[ComparisonResult]:
@@ -305,6 +303,8 @@ def pair_comparisons(spec: JobSpec, inputs: Inputs, cells: Sequence[Cell]) -> li
     if not spec.compare:
         return []
     variant = primary_variant(spec)
+    if variant is None:  # refused by build_spec
+        return []
     systems = {s.label: s for s in inputs.systems}
     full = refset_name(inputs.full_refset)
     by_key = {(c.system.label, c.refset, c.variant.name): c for c in cells}

@@ -18,6 +18,7 @@ import difflib
 from dataclasses import MISSING, dataclass, field, fields, is_dataclass, make_dataclass
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, get_args, get_origin, get_type_hints
 
+from ..core.chrf import ChrfOptions
 from ..core.options import OPTION_NAMES, SENTENCE_EFFECTIVE_ORDER, BleuOptions
 from ..errors import ConfigError
 
@@ -43,6 +44,13 @@ BleuVariantConfig = make_dataclass("BleuVariantConfig",
                                    [("name", str, field(default="???")), *map(_option_field, OPTION_NAMES),
                                     (SENTENCE_EFFECTIVE_ORDER, Optional[bool], field(default=None)),
                                     ("language_tokenizer", Optional[str], field(default=None))])
+
+
+#: One chrF variant (``conf/chrf/NAME.yaml``): its ``name`` and sacrebleu's ``CHRF`` options, the fields of
+#: :class:`~harness.core.chrf.ChrfOptions` with their defaults (``word_order: 2`` is chrF++).
+ChrfVariantConfig = make_dataclass("ChrfVariantConfig", [("name", str, field(default="???")),
+                                                         *((f.name, get_type_hints(ChrfOptions)[f.name],
+                                                            field(default=f.default)) for f in fields(ChrfOptions))])
 
 
 @dataclass
@@ -105,6 +113,8 @@ class HarnessConfig:
     refset: Optional[RefsetConfig] = None
     human: HumanConfig = field(default_factory=HumanConfig)
     bleu: Dict[str, BleuVariantConfig] = field(default_factory=dict)  # type: ignore[valid-type]
+    #: chrF variants (``conf/chrf``: ``chrf``, ``chrf++``), scored beside BLEU's in the same grid, tables and study.
+    chrf: Dict[str, ChrfVariantConfig] = field(default_factory=dict)  # type: ignore[valid-type]
     #: Tables, report and figures of this job (null = ``runs_dir/<experiment_name>/<job name>-<hash>``).
     output_dir: Optional[str] = None
     #: Where generated output, the statistics cache and the local MLflow store live.
@@ -222,6 +232,12 @@ def bleu_variant(node: Mapping[str, Any]) -> Any:
     """One BLEU variant given as a plain mapping, checked and typed (a ``BleuVariantConfig``)."""
     check_node(node, BleuVariantConfig)
     return _typed(dict(node), BleuVariantConfig)
+
+
+def chrf_variant(node: Mapping[str, Any]) -> Any:
+    """One chrF variant given as a plain mapping, checked and typed."""
+    check_node(node, ChrfVariantConfig)
+    return _typed(dict(node), ChrfVariantConfig)
 
 
 def _typed(node: Mapping[str, Any], schema: Any) -> Any:

@@ -68,9 +68,12 @@ def _save(fig: Any, folder: Path, stem: str) -> list[str]:
     return names
 
 
-def family(tokenize: str) -> str:
-    """Metric family of a tokenizer: BLEU over characters is on another scale than BLEU over words."""
-    return "character-level BLEU" if tokenize == "char" else "word-level BLEU"
+def family(variant: Any) -> str:
+    """The scale a variant's scores are on: BLEU over characters is on another scale than BLEU over words, chrF
+    on its own."""
+    if not variant.is_bleu:
+        return variant.measure.label
+    return "character-level BLEU" if str(variant.options.tokenize) == "char" else "word-level BLEU"
 
 
 def _distinct_variants(result: JobResult) -> list[Any]:
@@ -86,7 +89,7 @@ def bleu_by_system(result: JobResult, folder: Path) -> list[str]:
     variants = _distinct_variants(result)
     families: dict[str, list[Any]] = {}
     for v in variants:
-        families.setdefault(family(str(v.options.tokenize)), []).append(v)
+        families.setdefault(family(v), []).append(v)
     cells = {(c.system.label, c.variant.name): c for c in result.cells_of(full)}
     systems = list(dict.fromkeys(c.system.label for c in result.cells_of(full)))
     colour = {v.name: OKABE_ITO[i % len(OKABE_ITO)] for i, v in enumerate(variants)}
@@ -113,7 +116,7 @@ def bleu_by_system(result: JobResult, folder: Path) -> list[str]:
         ax.set_xlabel(fam)
         ax.grid(axis="x", alpha=0.3)
         ax.set_ylim(-0.6, len(order) - 0.4)
-        ax.set_title(fam[0].upper() + fam[1:])
+        ax.set_title(fam[0].upper() + fam[1:] if fam.endswith("BLEU") else fam)
     for ax in axes[0][1:]:
         ax.tick_params(axis="y", labelleft=True)
     handles, labels = [], []
@@ -124,7 +127,7 @@ def bleu_by_system(result: JobResult, folder: Path) -> list[str]:
                 labels.append(lab)
     fig.legend(handles, labels, loc="outside lower center", ncol=min(6, len(labels)), frameon=False,
                title=f"variant (references {full}; bars: 95% bootstrap interval)")
-    fig.suptitle(f"BLEU per system, {result.dataset}")
+    fig.suptitle(f"{'BLEU' if all(v.is_bleu for v in variants) else 'Scores'} per system, {result.dataset}")
     _freeze_layout(fig)
     return _save(fig, folder, "bleu_by_system")
 
@@ -214,7 +217,7 @@ def _bleu_vs_human(result: JobResult, human: Any, folder: Path) -> list[str]:
             if mt.sum() >= 3:
                 title += f": r = {np.corrcoef(x[mt], y[mt])[0, 1]:.3f} (MT)"
         ax.set_title(title)
-        ax.set_xlabel(f"BLEU ({family(str(v.options.tokenize)).split(' ')[0]})")
+        ax.set_xlabel(f"BLEU ({family(v).split(' ')[0]})" if v.is_bleu else family(v))
         if k % ncol == 0:
             ax.set_ylabel(f"human score: {h.name}" + ("" if human.higher_is_better else " (negated)"))
         ax.grid(alpha=0.3)

@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from ..core.profiles import get_profile
 from ..errors import ConfigError, InputError
 from ..text.reading import TextFile, check_parallel, read_text, safe_name
 from .dataset import DatasetLayout, checked_name, choose_refs, choose_systems, load_dataset, read_layout, refset_name
@@ -157,7 +156,7 @@ def comparison_pairs(spec: JobSpec, systems: Sequence[tuple[str, str]], full_ref
     """The job's ``compare=[[A, B], [NAME], ...]`` as ``(label A, label B, references)``: both systems scored
     against the largest reference set less any of the two that is a reference (leave-one-out, so both are scored
     against the same references). ``systems``: ``(label, name)`` of every system of the job, in order."""
-    if not any(get_profile(v.options.profile).additive for v in spec.variants):
+    if not any(v.additive for v in spec.variants):
         raise ConfigError("compare", "comparing systems needs a variant whose score is a function of summed "
                           "statistics (not only the nltk profile)", [v.name for v in spec.variants])
     out = []

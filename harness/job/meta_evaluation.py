@@ -17,9 +17,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ..core import mtme
-from ..core.bleu import score_fn, stack
 from ..core.correlation import Correlation
-from ..core.profiles import get_profile
 from ..core.significance import DifferenceTest
 from .dataset import refset_name
 from .human import HumanScores
@@ -104,10 +102,10 @@ def meta_evaluate(spec: JobSpec, inputs: Inputs, cells: Sequence[Cell], human: H
             n_block = int(systems.size * segments.size)
             spa = mtme.soft_pairwise_accuracy(sent, hseg, human_p_values=human_p)
             rows.append(row(variant.name, "system", "soft_pairwise_accuracy", spa, n_block))
-            if get_profile(variant.options.profile).additive:
+            if variant.additive:
                 block_labels = [judged[i].system.label for i in systems]
                 metric_p = _corpus_p_values(corpus_p, variant, block_labels, segments,
-                                            lambda: stack([judged[i].stats for i in systems], variant.options))
+                                            lambda: variant.stack([judged[i].stats for i in systems]))
                 rows.append(row(variant.name, "system", "soft_pairwise_accuracy_corpus",
                                 mtme.one_minus_pce(human_p, metric_p), n_block))
             found = mtme.acc_eq(sent, hseg)
@@ -147,7 +145,7 @@ def _corpus_p_values(done: dict[str, tuple[list[str], np.ndarray, np.ndarray]], 
         if at == sorted(at):  # the same order: the upper triangle stays the upper triangle
             return kept[2][np.ix_(at, at)]
     block = stats()
-    p = mtme.pairwise_p_values_corpus(block[:, segments], score_fn(variant.options))
+    p = mtme.pairwise_p_values_corpus(block[:, segments], variant.score_fn())
     done[variant.name] = (labels, segments, p)
     return p
 

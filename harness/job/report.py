@@ -22,6 +22,19 @@ ALPHA = 0.05
 # ---------------------------------------------------------------------------------------------------------------
 
 
+
+def scores_label(variants: Sequence[Any]) -> str:
+    """"BLEU" when every variant is one, else "Scores" (tables that mix BLEU and chrF)."""
+    return "BLEU" if all(v.is_bleu for v in variants) else "Scores"
+
+
+def variant_families(variants: Sequence[Any]) -> str:
+    """``3 BLEU, 2 chrF``: how many variants of each metric family."""
+    counts: dict[str, int] = {}
+    for v in variants:
+        counts[v.measure.label] = counts.get(v.measure.label, 0) + 1
+    return ", ".join(f"{n} {label}" for label, n in counts.items())
+
 def fmt(x: Any, digits: int = 2) -> str:
     if x is None:
         return ""
@@ -125,7 +138,7 @@ def header(result: JobResult) -> str:
         sys_text += f" and {plural(len(humans), 'human translation')} ({listing(humans)})"
     lines.append(f"Dataset `{result.dataset}`{langs}: {inputs.n_segments} segments, "
                  f"{plural(len(refs), 'reference')} ({listing(refs)}), {sys_text}; "
-                 f"{plural(len(inputs.refsets), 'reference set')} x {plural(len(result.spec.variants), 'BLEU variant')}.")
+                 f"{plural(len(inputs.refsets), 'reference set')} x {plural(len(result.spec.variants), 'variant')} ({variant_families(result.spec.variants)}).")
     for h in inputs.human:
         direction = "higher is better" if h.higher_is_better else "lower is better (negated for correlations)"
         level = f"published system scores ({h.sys_path.name})" if h.sys_path is not None \
@@ -181,7 +194,7 @@ def systems_section(result: JobResult) -> str:
         out += [f"Variant `{name}` gives the {listing(equal)} of `{earlier}` on this data; its {listing(differ)} "
                 f"differ, so both are shown.", ""]
     sigs = sorted({(c.variant.name, c.score.signature, c.sentence_signature) for c in result.cells})
-    out += ["Signatures (corpus BLEU; sentence BLEU, which every segment-level number uses):", ""]
+    out += ["Signatures (corpus scores; sentence scores, which every segment-level number uses):", ""]
     out += [f"- `{v}`: `{s}`; sentence: `{t}`" for v, s, t in sigs] + [""]
     out += ["Bracketed: 95% bootstrap interval (sacrebleu's convention: mean +- half the 2.5-97.5% range, "
             f"{result.spec.n_samples} resamples of segments, seed {result.spec.seed}).", ""]

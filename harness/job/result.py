@@ -11,8 +11,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..core.bleu import BleuScore
+from ..core.chrf import ChrfScore, ChrfStats
 from ..core.correlation import Agreement, Correlation
-from ..core.signature import signature
 from ..core.significance import ClusterRow, DifferenceTest
 from ..core.stats import SegmentStats
 from .comparison import ComparisonResult
@@ -31,8 +31,8 @@ class Cell:
     refset: str
     refs_used: tuple[str, ...]
     variant: Variant
-    stats: SegmentStats
-    score: BleuScore
+    stats: SegmentStats | ChrfStats  # as the variant's family counts them
+    score: BleuScore | ChrfScore
     sentence: NDArray[np.float64]
     ci_low: float = NAN
     ci_high: float = NAN
@@ -40,7 +40,7 @@ class Cell:
     @property
     def sentence_signature(self) -> str:
         """The signature of the sentence scores (the variant's segment-level options: ``eff:yes`` for sentBLEU)."""
-        return signature(self.variant.sentence, self.stats.nrefs_label)
+        return str(self.variant.sentence_signature(self.stats.nrefs_label))
 
 
 @dataclass(frozen=True)

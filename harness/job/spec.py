@@ -24,11 +24,12 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from ..core.chrf import CHRF_OPTION_NAMES, make_chrf_options
+from ..core.families import FAMILIES, Family
 from ..core.options import (
     LANGUAGE_RULES,
     OPTION_NAMES,
     SENTENCE_EFFECTIVE_ORDER,
-    BleuOptions,
     language_of,
     language_tokenizer,
     make_options,
@@ -38,7 +39,7 @@ from ..core.profiles import get_profile
 from ..core.resampling import check_n_samples, check_seed
 from ..errors import ConfigError
 from ..text.reading import safe_name
-from .config import PRESENTATION_KEYS, HarnessConfig, bleu_variant, harness_config
+from .config import PRESENTATION_KEYS, HarnessConfig, bleu_variant, chrf_variant, harness_config
 
 DEMO_DATASET = "wmt21_news_ende"
 #: ``dataset.refsets`` values besides an explicit list of lists.
@@ -54,15 +55,48 @@ def bundled_data(name: str = "") -> str:
 
 @dataclass(frozen=True)
 class Variant:
-    """One BLEU variant of the job: its config name, resolved options (corpus level) and the options of its segment
-    level (:func:`~harness.core.options.sentence_options`: effective order on by default, WMT's sentBLEU).
-    ``language``: the target language that picked its tokenizer, and the rule that did (None: the tokenizer is
-    the variant's own or the profile's default)."""
+    """One variant of the job: its config name, metric ``family`` (``bleu`` or ``chrf``,
+    :mod:`harness.core.families`), resolved options (corpus level) and the options of its segment level (BLEU:
+    :func:`~harness.core.options.sentence_options`, effective order on by default, WMT's sentBLEU; chrF: the same
+    options). ``language``: the target language that picked a BLEU variant's tokenizer, and the rule that did
+    (None: the tokenizer is the variant's own or the profile's default)."""
 
     name: str
-    options: BleuOptions
-    sentence: BleuOptions
+    options: Any  # BleuOptions or ChrfOptions, as the family says
+    sentence: Any
     language: tuple[str, str] | None = None
+    family: str = "bleu"
+
+    @property
+    def measure(self) -> Family:
+        return FAMILIES[self.family]
+
+    @property
+    def is_bleu(self) -> bool:
+        return self.family == "bleu"
+
+    @property
+    def additive(self) -> bool:
+        """Whether the score is a function of summed statistics (then it has intervals and paired tests)."""
+        return self.measure.additive(self.options)
+
+    def corpus(self, stats: Any) -> Any:
+        return self.measure.corpus(stats, self.options)
+
+    def sentences(self, stats: Any) -> Any:
+        return self.measure.sentences(stats, self.sentence)
+
+    def score_fn(self) -> Any:
+        return self.measure.score_fn(self.options)
+
+    def stack(self, stats: Sequence[Any]) -> Any:
+        return self.measure.stack(stats, self.options)
+
+    def sentence_signature(self, nrefs: int | str) -> str:
+        return self.measure.signature(self.sentence, nrefs)
+
+    def params(self) -> dict[str, Any]:
+        return self.measure.params(self.options, self.sentence)
 
 
 @dataclass(frozen=True)
@@ -148,7 +182,8 @@ class JobSpec:
         lang = self.target_lang or found
         if not lang:
             return self
-        return replace(self, variants=build_variants(self.config.get("bleu") or {}, lang))
+        return replace(self, variants=build_variants(self.config.get("bleu") or {}, lang,
+                                                     self.config.get("chrf") or {}))
 
     def language_choices(self) -> dict[tuple[str, str, str], list[str]]:
         """``(language, rule, tokenizer) -> variant names``: the tokenizers the target language picked."""
@@ -174,19 +209,16 @@ class JobSpec:
 # ---------------------------------------------------------------------------------------------------------------
 
 
-def build_variants(bleu: Mapping[str, Any], target_lang: str | None = None) -> tuple[Variant, ...]:
+def build_variants(bleu: Mapping[str, Any], target_lang: str | None = None, chrf: Mapping[str, Any] | None = None
+                   ) -> tuple[Variant, ...]:
     """Every selected ``conf/bleu`` variant (a ``BleuVariantConfig``) as resolved options (a ConfigError names
     ``bleu.NAME.KEY``); a variant that leaves the tokenizer to a profile that reads the target language gets the
     one its rule picks for ``target_lang`` (:func:`~harness.core.options.language_tokenizer`)."""
-    if not bleu:
-        raise ConfigError("bleu", "no BLEU variant selected; pick one or more, e.g. bleu=sacrebleu or "
-                          "'bleu=[sacrebleu,intl]'")
+    if not bleu and not chrf:
+        raise ConfigError("bleu", "no BLEU or chrF variant selected; pick one or more, e.g. bleu=sacrebleu or "
+                          "'bleu=[sacrebleu,intl]' or 'chrf=[chrf,chrf++]'")
     out = []
-    for key, v in bleu.items():
-        if isinstance(v, Mapping):
-            v = bleu_variant(v)
-        if not hasattr(v, "name"):
-            raise ConfigError(f"bleu.{key}", f"expected a BLEU variant (its options), got {v!r}", got=v)
+    for key, v in _typed_variants(bleu, "bleu", bleu_variant, "a BLEU variant"):
         options = {name: getattr(v, name) for name in OPTION_NAMES}
         if options["weights"] is not None:
             options["weights"] = tuple(options["weights"])
@@ -204,10 +236,37 @@ def build_variants(bleu: Mapping[str, Any], target_lang: str | None = None) -> t
             raise exc.under(f"bleu.{key}") from None
         name = v.name if v.name not in (None, "", "???") else key
         out.append(Variant(safe_name(str(name), f"bleu.{key}.name"), opts, sentence, language))
+    out += chrf_variants(chrf or {})
     names = [v.name for v in out]
     if len(set(names)) != len(names):
-        raise ConfigError("bleu", f"variant names must be unique, got {names}")
+        raise ConfigError("bleu", f"variant names must be unique (BLEU's and chrF's together), got {names}")
     return tuple(out)
+
+
+def _typed_variants(node: Mapping[str, Any], group: str, typed: Any, what: str) -> list[tuple[str, Any]]:
+    """The variants of a config group, each typed by its schema (plain mappings are checked and typed)."""
+    out = []
+    for key, v in node.items():
+        if isinstance(v, Mapping):
+            v = typed(v)
+        if not hasattr(v, "name"):
+            raise ConfigError(f"{group}.{key}", f"expected {what} (its options), got {v!r}", got=v)
+        out.append((key, v))
+    return out
+
+
+def chrf_variants(chrf: Mapping[str, Any]) -> list[Variant]:
+    """Every selected ``conf/chrf`` variant as resolved :class:`~harness.core.chrf.ChrfOptions` (a ConfigError
+    names ``chrf.NAME.KEY``)."""
+    out = []
+    for key, v in _typed_variants(chrf, "chrf", chrf_variant, "a chrF variant"):
+        try:
+            opts = make_chrf_options(**{k: getattr(v, k) for k in CHRF_OPTION_NAMES})
+        except ConfigError as exc:
+            raise exc.under(f"chrf.{key}") from None
+        name = v.name if v.name not in (None, "", "???") else key
+        out.append(Variant(safe_name(str(name), f"chrf.{key}.name"), opts, opts, None, "chrf"))
+    return out
 
 
 def parse_refsets(value: Any, refs: Sequence[str]) -> tuple[tuple[str, ...], ...]:
@@ -378,7 +437,10 @@ def build_spec(config: HarnessConfig | Mapping[str, Any], overrides: Sequence[st
     given = override_keys(overrides)
     from_cli = set(given)
 
-    variants = build_variants(cfg.bleu)
+    variants = build_variants(cfg.bleu, None, cfg.chrf)
+    if cfg.compare and not any(v.is_bleu and v.additive for v in variants):
+        raise ConfigError("compare", "comparing systems needs a BLEU variant whose score is a function of summed "
+                          "statistics (e.g. bleu=sacrebleu)", got=[v.name for v in variants])
     seed = int(check_seed(_int(cfg.seed, "seed")) or 0)
     n_samples = check_n_samples(cfg.n_samples, "n_samples")
 

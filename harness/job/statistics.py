@@ -19,15 +19,17 @@ import hashlib
 import io
 import json
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 import numpy as np
 
+from ..core.chrf import ChrfOptions, ChrfStats
 from ..core.options import BleuOptions, orders_needed
 from ..core.stats import SegmentStats
 from ..storage.files import OutputError, atomic_write, remove_stale_temporaries
+from ..text.chrf_counting import ChrfReferences
 from ..text.pipeline import PreparedReferences, decide_compiled
 from .inputs import Inputs, SystemInput
 from .spec import Variant
@@ -130,6 +132,8 @@ def token_keys(variants: Iterable[Variant]) -> dict[TokenKey, tuple[int, BleuOpt
     """Per token key: the order to count (at least 4, the highest any variant needs) and options to tokenize with."""
     out: dict[TokenKey, tuple[int, BleuOptions]] = {}
     for v in variants:
+        if not v.is_bleu:
+            continue
         tk = TokenKey.of(v.options)
         need = max(4, orders_needed(v.options))
         if tk not in out or need > out[tk][0]:
@@ -149,24 +153,78 @@ def blocks(inputs: Inputs, variants: Iterable[Variant]) -> dict[BlockKey, tuple[
     return out
 
 
+ChrfKey = tuple[str, tuple[str, ...], ChrfOptions]
+
+
+def chrf_blocks(inputs: Inputs, variants: Iterable[Variant]) -> dict[ChrfKey, SystemInput]:
+    """Every chrF statistics block the job needs: (system, references used, options)."""
+    out: dict[ChrfKey, SystemInput] = {}
+    for v in variants:
+        if v.family == "chrf":
+            for refset in inputs.refsets:
+                for system in inputs.systems:
+                    out.setdefault((system.label, inputs.refs_for(system, refset), v.options), system)
+    return out
+
+
+def n_blocks(inputs: Inputs, variants: Iterable[Variant]) -> int:
+    """How many blocks :func:`job_statistics` delivers (its progress bar's total)."""
+    variants = list(variants)
+    return len(blocks(inputs, variants)) + len(chrf_blocks(inputs, variants))
+
+
 @dataclass(frozen=True)
 class Statistics:
-    """The statistics blocks of a job and where they came from."""
+    """The statistics blocks of a job and where they came from (``chrf``: the chrF blocks, counted for the job)."""
 
     blocks: Mapping[BlockKey, SegmentStats]
     hits: int
     misses: int
+    chrf: Mapping[ChrfKey, ChrfStats] = field(default_factory=dict)
 
     def of(self, system: SystemInput, refs_used: tuple[str, ...], opts: BleuOptions) -> SegmentStats:
-        """The block a variant reads, cut to the orders it needs."""
+        """The block a BLEU variant reads, cut to the orders it needs."""
         return self.blocks[(system.label, refs_used, TokenKey.of(opts))].truncate_order(orders_needed(opts))
+
+    def of_variant(self, system: SystemInput, refs_used: tuple[str, ...], variant: Variant) -> Any:
+        """The statistics a variant of any family reads."""
+        if variant.is_bleu:
+            return self.of(system, refs_used, variant.options)
+        return self.chrf[(system.label, refs_used, variant.options)]
+
+
+def chrf_statistics_of(inputs: Inputs, variants: Iterable[Variant], progress: Any = None
+                       ) -> dict[ChrfKey, ChrfStats]:
+    """chrF statistics of every block: per options every reference counted once
+    (:class:`~harness.text.chrf_counting.ChrfReferences`), each system matched against each reference once, and
+    every reference set's statistics chosen from those (the best reference per segment, as sacrebleu's); not
+    cached on disk."""
+    names = list(inputs.refs)
+    by_opts: dict[ChrfOptions, dict[str, list[tuple[ChrfKey, tuple[str, ...]]]]] = {}
+    systems: dict[str, SystemInput] = {}
+    for key, system in chrf_blocks(inputs, variants).items():
+        label, used, opts = key
+        systems[label] = system
+        by_opts.setdefault(opts, {}).setdefault(label, []).append((key, used))
+    out: dict[ChrfKey, ChrfStats] = {}
+    for opts, per_system in by_opts.items():
+        refs = ChrfReferences.build([inputs.refs[r].lines for r in names], opts)
+        for label, todo in per_system.items():
+            per_ref = refs.per_reference(systems[label].text.lines)
+            for key, used in todo:
+                out[key] = refs.select(per_ref, [names.index(r) for r in used])
+                if progress is not None:
+                    progress.update(1)
+    return out
 
 
 def job_statistics(inputs: Inputs, variants: Iterable[Variant], cache: StatisticsCache,
                    compiled: bool | None = None, progress: Any = None) -> Statistics:
     """Statistics of every block, from the cache when possible; the others counted per (references, tokens):
     the references prepared once, every missing system counted against them. ``compiled`` as in the pipeline
-    (None: decided by the size of everything to count)."""
+    (None: decided by the size of everything to count). chrF's blocks are counted every time
+    (:func:`chrf_statistics_of`)."""
+    variants = list(variants)
     needed = blocks(inputs, variants)
     out: dict[BlockKey, SegmentStats] = {}
     missing: dict[tuple[tuple[str, ...], TokenKey], list[tuple[BlockKey, str, SystemInput]]] = {}
@@ -209,4 +267,4 @@ def job_statistics(inputs: Inputs, variants: Iterable[Variant], cache: Statistic
                 if progress is not None:
                     progress.update(1)
     log.info("statistics: %d from cache, %d computed", cache.hits, cache.misses)
-    return Statistics(out, cache.hits, cache.misses)
+    return Statistics(out, cache.hits, cache.misses, chrf_statistics_of(inputs, variants, progress))

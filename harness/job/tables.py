@@ -12,6 +12,8 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from ..core.bleu import BleuScore
+from ..core.stats import SegmentStats
 from .result import JobResult
 
 SYSTEM_COLUMNS = ["dataset", "refset", "system", "variant", "human", "bleu", "precisions", "bp", "ratio", "hyp_len",
@@ -25,6 +27,8 @@ SIGNIFICANCE_COLUMNS = ["refset", "variant", "test", "system_a", "system_b", "de
 TABLES = ("system_scores", "segment_scores", "significance", "correlations")
 
 _FLOAT = pa.float64()
+_COUNTS = pa.list_(pa.int64())
+NAN = float("nan")
 
 
 def _table(columns: dict[str, list[Any]], types: dict[str, pa.DataType]) -> pa.Table:
@@ -35,40 +39,64 @@ def _version(v: str | None) -> str:
     return "" if v is None else v
 
 
+def _bleu_parts(score: Any) -> dict[str, Any]:
+    """The columns only BLEU has (null for other families' rows; ``bleu`` NaN)."""
+    if not isinstance(score, BleuScore):
+        return {"bleu": NAN, "precisions": None, "bp": NAN, "ratio": NAN, "hyp_len": NAN, "ref_len": NAN,
+                "counts": None, "totals": None}
+    return {"bleu": score.score, "precisions": score.precisions, "bp": score.bp, "ratio": score.ratio,
+            "hyp_len": float(score.hyp_len), "ref_len": float(score.ref_len), "counts": score.counts,
+            "totals": score.totals}
+
+
 def system_scores(result: JobResult) -> pa.Table:
-    """One row per system x refset x variant."""
+    """One row per system x refset x variant: ``metric`` (the variant's family: ``bleu``, ``chrf``) and ``score``
+    for every family; ``bleu`` and BLEU's parts on BLEU rows (NaN or null on the others)."""
     cols: dict[str, list[Any]] = {k: [] for k in [*SYSTEM_COLUMNS, "system_version", "refs_used", "counts", "totals",
-                                                  "system_sha256", "sentence_signature", "cluster"]}
+                                                  "system_sha256", "sentence_signature", "cluster", "metric",
+                                                  "score"]}
     clusters = {(k.refset, k.variant, k.row.system): k.row.cluster for k in result.clusters}
     for c in result.cells:
         s = c.score
+        parts = _bleu_parts(s)
         for key, value in (("dataset", result.dataset), ("refset", c.refset), ("system", c.system.name),
-                           ("variant", c.variant.name), ("human", c.system.human), ("bleu", s.score),
-                           ("precisions", s.precisions), ("bp", s.bp), ("ratio", s.ratio),
-                           ("hyp_len", float(s.hyp_len)), ("ref_len", float(s.ref_len)), ("signature", s.signature),
+                           ("variant", c.variant.name), ("human", c.system.human), *parts.items(),
+                           ("metric", c.variant.family), ("score", s.score), ("signature", s.signature),
                            ("ci_low", c.ci_low), ("ci_high", c.ci_high),
                            ("system_version", _version(c.system.version)), ("refs_used", "+".join(c.refs_used)),
-                           ("counts", s.counts), ("totals", s.totals), ("system_sha256", c.system.text.sha256),
+                           ("system_sha256", c.system.text.sha256),
                            ("sentence_signature", c.sentence_signature),
                            ("cluster", clusters.get((c.refset, c.variant.name, c.system.label)))):
             cols[key].append(value)
     return _table(cols, {"precisions": pa.list_(_FLOAT), "counts": pa.list_(pa.int64()),
                          "totals": pa.list_(pa.int64()), "bleu": _FLOAT, "ci_low": _FLOAT, "ci_high": _FLOAT,
-                         "cluster": pa.int64()})
+                         "cluster": pa.int64(), "score": _FLOAT, "bp": _FLOAT, "ratio": _FLOAT, "hyp_len": _FLOAT,
+                         "ref_len": _FLOAT})
 
 
 def segment_scores(result: JobResult) -> pa.Table:
     """One row per system x refset x variant x segment, with the per-segment statistics (Arrow columns built
-    from flat arrays: no per-row Python objects); ``signature`` is the sentence scores' (segment level)."""
-    cols: dict[str, list[Any]] = {k: [] for k in [*SEGMENT_COLUMNS, "system_version", "signature"]}
+    from flat arrays: no per-row Python objects); ``signature`` is the sentence scores' (segment level);
+    ``metric`` and ``score`` for every family, ``sentence_bleu`` and BLEU's statistics on BLEU rows (NaN or null
+    on the others)."""
+    cols: dict[str, list[Any]] = {k: [] for k in [*SEGMENT_COLUMNS, "system_version", "signature", "metric",
+                                                  "score"]}
     for c in result.cells:
         n = len(c.stats)
         for key, value in (("dataset", result.dataset), ("refset", c.refset), ("system", c.system.name),
                            ("variant", c.variant.name), ("system_version", _version(c.system.version)),
-                           ("signature", c.sentence_signature)):
+                           ("signature", c.sentence_signature), ("metric", c.variant.family)):
             cols[key].append(pa.array(np.repeat(value, n), pa.string()))
         cols["seg_id"].append(pa.array(np.arange(n, dtype=np.int64)))
-        cols["sentence_bleu"].append(pa.array(np.asarray(c.sentence, dtype=np.float64)))
+        sentence = pa.array(np.asarray(c.sentence, dtype=np.float64))
+        cols["score"].append(sentence)
+        if not isinstance(c.stats, SegmentStats):
+            cols["sentence_bleu"].append(pa.array(np.full(n, NAN)))
+            for key, typ in (("hyp_len", pa.int64()), ("ref_len", _FLOAT), ("matches", _COUNTS),
+                             ("totals", _COUNTS)):
+                cols[key].append(pa.nulls(n, typ))
+            continue
+        cols["sentence_bleu"].append(sentence)
         cols["hyp_len"].append(pa.array(c.stats.hyp_len))
         cols["ref_len"].append(pa.array(c.stats.ref_len(c.variant.options.ref_length)))
         for key, arr in (("matches", c.stats.matches), ("totals", c.stats.totals)):

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
+from numpy.typing import NDArray
 
 from ..core.chrf import ChrfOptions, ChrfStats, f_score
 
@@ -49,60 +50,115 @@ def ngrams(line: str, opts: ChrfOptions) -> list[Counter[str]]:
     return out
 
 
-def _match(hyp: Counter[str], ref: Counter[str]) -> tuple[int, int, int]:
-    """sacrebleu's ``_get_match_statistics``: ``(hyp n-grams or 0 without reference n-grams, reference n-grams,
-    clipped matches)``."""
-    matched = hyp_count = 0
-    for gram, count in hyp.items():
-        hyp_count += count
-        if gram in ref:
-            matched += min(count, ref[gram])
-    return (hyp_count if ref else 0), sum(ref.values()), matched
+@dataclass(frozen=True)
+class GramTable:
+    """The n-gram counts of a stream of lines: one row per (order, segment, n-gram) with its count, the n-grams
+    numbered by a vocabulary shared by every table they are matched against; ``totals[i, j]``: n-grams of order
+    ``j`` in segment ``i``; ``present[i]``: the segment has a line (a reference stream may lack some)."""
+
+    order: NDArray[np.int64]
+    segment: NDArray[np.int64]
+    gram: NDArray[np.int64]
+    count: NDArray[np.int64]
+    totals: NDArray[np.int64]
+    present: NDArray[np.bool_]
+
+    @classmethod
+    def count_lines(cls, lines: Sequence[str | None], opts: ChrfOptions, vocab: dict[str, int]) -> GramTable:
+        n, k = len(lines), opts.order
+        order: list[int] = []
+        segment: list[int] = []
+        gram: list[int] = []
+        count: list[int] = []
+        totals = np.zeros((n, k), dtype=np.int64)
+        present = np.ones(n, dtype=bool)
+        for i, line in enumerate(lines):
+            if line is None:
+                present[i] = False
+                continue
+            for j, counter in enumerate(ngrams(_cased(line, opts), opts)):
+                if not counter:
+                    continue
+                m = len(counter)
+                order += [j] * m
+                segment += [i] * m
+                gram += [vocab.setdefault(g, len(vocab)) for g in counter]
+                values = list(counter.values())
+                count += values
+                totals[i, j] = sum(values)
+        as_array = np.asarray
+        return cls(as_array(order, dtype=np.int64), as_array(segment, dtype=np.int64), as_array(gram, dtype=np.int64),
+                   as_array(count, dtype=np.int64), totals, present)
+
+    def keys(self, vocab_size: int) -> NDArray[np.int64]:
+        """One integer per row, unique: (order, segment, n-gram)."""
+        return (self.order * len(self.totals) + self.segment) * vocab_size + self.gram
+
+
+def match_statistics(hyp: GramTable, ref: GramTable, vocab_size: int) -> NDArray[np.int64]:
+    """sacrebleu's ``_get_match_statistics`` of every segment against one reference stream, vectorised:
+    ``[n, 3 * order]`` of (hypothesis n-grams, 0 where the reference has none of that order; reference n-grams;
+    clipped matches)."""
+    n, k = hyp.totals.shape
+    _, hi, ri = np.intersect1d(hyp.keys(vocab_size), ref.keys(vocab_size), assume_unique=True, return_indices=True)
+    matched = np.zeros((k, n), dtype=np.int64)
+    np.add.at(matched, (hyp.order[hi], hyp.segment[hi]), np.minimum(hyp.count[hi], ref.count[ri]))
+    out = np.empty((n, k, 3), dtype=np.int64)
+    out[:, :, 0] = np.where(ref.totals > 0, hyp.totals, 0)
+    out[:, :, 1] = ref.totals
+    out[:, :, 2] = matched.T
+    return out.reshape(n, 3 * k)
 
 
 @dataclass(frozen=True)
 class ChrfReferences:
     """Reference streams (``streams[k][i]``, None = absent) cased and counted once; :meth:`statistics` scores
-    any number of systems against them."""
+    any number of systems against them. The statistics of a segment are those of its reference with the best
+    F-score (sacrebleu's choice: the first of equals, scored by its own arithmetic, :func:`f_score`)."""
 
-    refs: tuple[tuple[list[Counter[str]], ...], ...]  # per segment, the counters of each present reference
+    tables: tuple[GramTable, ...]
+    vocab: dict[str, int]
     opts: ChrfOptions
-    n_refs: int
-    variable_refs: bool
 
     @classmethod
     def build(cls, streams: Sequence[Sequence[str | None]], opts: ChrfOptions) -> ChrfReferences:
-        n = len(streams[0]) if streams else 0
-        per: list[tuple[list[Counter[str]], ...]] = []
-        counts = set()
-        for i in range(n):
-            present = [s[i] for s in streams if s[i] is not None]
-            counts.add(len(present))
-            per.append(tuple(ngrams(_cased(line, opts), opts) for line in present))  # type: ignore[arg-type]
-        variable = len(counts) > 1
-        return cls(tuple(per), opts, counts.pop() if len(counts) == 1 else len(streams), variable)
+        vocab: dict[str, int] = {}
+        return cls(tuple(GramTable.count_lines(s, opts, vocab) for s in streams), vocab, opts)
 
     def __len__(self) -> int:
-        return len(self.refs)
+        return len(self.tables[0].totals) if self.tables else 0
+
+    def per_reference(self, hypotheses: Sequence[str]) -> list[NDArray[np.int64]]:
+        """One system's match statistics against each reference stream (rows of absent references unused)."""
+        if len(hypotheses) != len(self):
+            raise ValueError(f"{len(hypotheses)} hypotheses but {len(self)} reference segments")
+        hyp = GramTable.count_lines(hypotheses, self.opts, self.vocab)
+        return [match_statistics(hyp, ref, len(self.vocab)) for ref in self.tables]
+
+    def select(self, per_ref: Sequence[NDArray[np.int64]], which: Sequence[int] | None = None) -> ChrfStats:
+        """The statistics against the references ``which`` (indices of the streams; None = all): per segment
+        those of the present reference with the best F-score, the first of equals."""
+        which = list(range(len(self.tables))) if which is None else list(which)
+        tables = [self.tables[k] for k in which]
+        present = np.array([t.present for t in tables]) if tables else np.zeros((0, len(self)), dtype=bool)
+        counts = set(present.sum(axis=0).tolist())
+        variable = len(counts) > 1
+        n_refs = counts.pop() if len(counts) == 1 else len(which)
+        if len(which) == 1 and present.all():
+            return ChrfStats(per_ref[which[0]], 1, False)
+        out = np.zeros_like(per_ref[0])
+        for i in range(len(out)):
+            best_f = -1.0
+            for k, ok in zip(which, present[:, i]):
+                if ok:
+                    f = f_score(per_ref[k][i].tolist(), self.opts)
+                    if f > best_f:
+                        best_f, out[i] = f, per_ref[k][i]
+        return ChrfStats(out, n_refs, variable)
 
     def statistics(self, hypotheses: Sequence[str]) -> ChrfStats:
-        """The per-segment statistics ``[n, 3 * order]`` of one system."""
-        if len(hypotheses) != len(self.refs):
-            raise ValueError(f"{len(hypotheses)} hypotheses but {len(self.refs)} reference segments")
-        opts = self.opts
-        out = np.zeros((len(self.refs), 3 * opts.order), dtype=np.int64)
-        for i, (line, refs) in enumerate(zip(hypotheses, self.refs)):
-            hyp = ngrams(_cased(line, opts), opts)
-            best: list[int] = []
-            best_f = -1.0
-            for ref in refs:
-                stats = [x for h, r in zip(hyp, ref) for x in _match(h, r)]
-                f = f_score(stats, opts)
-                if f > best_f:
-                    best_f, best = f, stats
-            if best:
-                out[i] = best
-        return ChrfStats(out, self.n_refs, self.variable_refs)
+        """The per-segment statistics ``[n, 3 * order]`` of one system against every reference."""
+        return self.select(self.per_reference(hypotheses))
 
 
 def _cased(line: str, opts: ChrfOptions) -> str:
