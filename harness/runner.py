@@ -172,6 +172,7 @@ def _run_job(spec: JobSpec, config_yaml: str, out: TextIO | None) -> Outcome:
     folder = JobFolder(spec.folder(experiment), job=f"{experiment}/{spec.job_name}")
     folder.check(layout.inputs() if layout is not None else _explicit_inputs(spec))  # creates nothing
     inputs = load_inputs(spec, layout)  # bad input: one error and no folder left behind
+    spec = spec.with_imported(inputs.metrics)
     with folder.held(inputs.files()):
         staging = folder.begin({"experiment": experiment})
         try:
@@ -309,14 +310,8 @@ def print_summary(outcome: Outcome, out: TextIO) -> None:
         labels = sorted({s for s, _ in cells}, key=lambda s: (-cells[(s, variants[0])].score.score, s))
         names = [s + (" (human)" if cells[(s, variants[0])].system.human else "") for s in labels]
         width = max(len(x) for x in [*names, "system"])
-        cols = []
-        for v in variants:
-            texts = []
-            for s in labels:
-                c = cells[(s, v)]
-                ci = "" if c.ci_low != c.ci_low else f" [{c.ci_low:.1f}-{c.ci_high:.1f}]"
-                texts.append(f"{c.score.score:.2f}{ci}")
-            cols.append((v, texts))
+        cols = [(v, [report.score_text(cells[(s, v)], 1, "-") for s in labels])
+                for v in variants if (labels[0], v) in cells]  # imported scores: the full reference set only
         for kind, h in human.items():
             cols.append((kind, [f"{h.sys[s]:.4g}" if s in h.sys else "-" for s in labels]))
         widths = [max(len(head), *(len(t) for t in texts)) for head, texts in cols]

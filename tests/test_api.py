@@ -112,7 +112,7 @@ def test_the_shipped_data_is_the_recorded_data():
             recorded[rel.removeprefix("./")] = digest
     found = {p.relative_to(DATA).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
              for p in sorted(DATA.rglob("*")) if p.is_file()}
-    assert len(recorded) == 64 and set(found) == set(recorded)
+    assert len(recorded) == 72 and set(found) == set(recorded)
     assert {rel for rel in found if found[rel] != recorded[rel]} == set()
 
 

@@ -1,5 +1,5 @@
-"""The metric families a job scores from per-segment statistics, each with its behaviour: BLEU (any profile) and
-chrF/chrF++. A job's variant names its family; everything that scores, resamples or signs a variant asks the
+"""The metric families of a job, each with its behaviour: BLEU (any profile) and chrF/chrF++, computed from
+per-segment statistics, and imported scores (metrics computed elsewhere, read from files). A job's variant names its family; everything that scores, resamples or signs a variant asks the
 family (the corpus score, the sentence scores, the score function of the resampling engine, the ``[S, n, K]``
 stack of several systems, whether the score is a function of summed statistics, the segment-level signature).
 
@@ -9,7 +9,7 @@ Pure core: statistics in, numbers out.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
@@ -82,5 +82,82 @@ class ChrfFamily:
         return opts.as_params()
 
 
-Family = BleuFamily | ChrfFamily
-FAMILIES: dict[str, Family] = {"bleu": BleuFamily(), "chrf": ChrfFamily()}
+
+
+@dataclass(frozen=True, eq=False)
+class ImportedScores:
+    """A metric the harness does not compute (COMET, BLEURT, MetricX, ...), its scores read from files: ``sys``
+    (system label -> system score) for every system of the job and, when given, ``seg`` (label -> one score per
+    segment). Kept oriented so that higher is better (``negated``: the files say lower is better and the scores
+    were negated); ``sha256``: of its files, ``source``: where they were read."""
+
+    name: str
+    sys: Mapping[str, float]
+    seg: Mapping[str, FloatArray] | None
+    n_segments: int
+    negated: bool = False
+    sha256: str = ""
+    source: str = ""
+    missing: tuple[str, ...] = ()  # human translations it has no score for (NaN): compared on the MT systems
+
+    def cell(self, label: str) -> ScoresCell:
+        """One system's scores (NaN where it has none: its segment scores without segment scores)."""
+        if label in self.missing:
+            return ScoresCell(np.nan, np.full(self.n_segments, np.nan))
+        segments = self.seg[label] if self.seg else np.full(self.n_segments, np.nan)
+        return ScoresCell(float(self.sys[label]), segments)
+
+
+@dataclass(frozen=True, eq=False)
+class ScoresCell:
+    """One system's imported scores: its system score and its segment scores (empty without segment scores)."""
+
+    score: float
+    segments: FloatArray
+    nrefs_label: str = "file"
+
+    def __len__(self) -> int:
+        return int(len(self.segments))
+
+
+@dataclass(frozen=True)
+class FileScore:
+    """An imported system score with its signature (what the tables show for BLEU's and chrF's scores)."""
+
+    score: float
+    signature: str
+
+
+@dataclass(frozen=True)
+class ScoresFamily:
+    """Imported scores: not a function of summed statistics (no bootstrap intervals, no paired tests between
+    systems); compared with the human scores as given, by every statistic that reads scores."""
+
+    name: str = "scores"
+    label: str = "imported"
+
+    def corpus(self, stats: ScoresCell, opts: ImportedScores) -> FileScore:
+        return FileScore(stats.score, self.signature(opts, stats.nrefs_label))
+
+    def sentences(self, stats: ScoresCell, opts: ImportedScores) -> FloatArray:
+        return stats.segments
+
+    def score_fn(self, opts: ImportedScores) -> Any:
+        raise TypeError(f"{opts.name}: imported scores are not a function of summed statistics")
+
+    def stack(self, stats: Sequence[ScoresCell], opts: ImportedScores) -> FloatArray:
+        raise TypeError(f"{opts.name}: imported scores have no statistics to resample")
+
+    def additive(self, opts: ImportedScores) -> bool:
+        return False
+
+    def signature(self, opts: ImportedScores, nrefs: int | str) -> str:
+        return "|".join([f"metric:{opts.name}", "scores:file", f"sha256:{opts.sha256[:12]}",
+                         f"negated:{'yes' if opts.negated else 'no'}"])
+
+    def params(self, opts: ImportedScores, sentence: ImportedScores) -> dict[str, Any]:
+        return {"source": opts.source, "negated": opts.negated, "segment_scores": opts.seg is not None}
+
+
+Family = BleuFamily | ChrfFamily | ScoresFamily
+FAMILIES: dict[str, Family] = {"bleu": BleuFamily(), "chrf": ChrfFamily(), "scores": ScoresFamily()}

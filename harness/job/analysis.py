@@ -65,8 +65,11 @@ def score_cells(spec: JobSpec, inputs: Inputs, statistics: Statistics) -> list[C
     """Corpus and sentence BLEU of every system x reference set x variant (sentence BLEU under the variant's
     segment-level options, ``variant.sentence``: WMT's sentBLEU by default)."""
     cells = []
+    full = inputs.full_refset
     for refset in inputs.refsets:
         for variant in spec.variants:
+            if variant.family == "scores" and refset != full:  # imported scores: as given, once
+                continue
             for system in inputs.systems:
                 used = inputs.refs_for(system, refset)
                 stats = statistics.of_variant(system, used, variant)
@@ -84,7 +87,13 @@ def _additive(variant: Any) -> bool:
 def _not_additive_note(variant: Any) -> str:
     """What the report says of a variant that gets no intervals or tests (:func:`_additive`), so that its empty
     cells are explained where they are read."""
-    return (f"Variant `{variant.name}` (profile {getattr(variant.options, 'profile', variant.family)}) is not a function of summed segment "
+    if variant.family == "scores":
+        level = "system and segment scores" if variant.has_segments else "system scores only"
+        return (f"Metric `{variant.name}` is imported ({variant.options.source}; {level}"
+                + (", negated: its files say lower is better" if variant.options.negated else "")
+                + "): its scores are taken as given, so it has no bootstrap intervals or paired tests between "
+                  "systems; its correlations, accuracies and ranks are computed like every variant's.")
+    return (f"Variant `{variant.name}` (profile {variant.options.profile}) is not a function of summed segment "
             "statistics, so it has no bootstrap intervals and is left out of every test that resamples or permutes "
             "corpus scores; its point scores and correlations are shown.")
 
@@ -101,8 +110,7 @@ def resample(spec: JobSpec, cells: list[Cell], progress: Any = None
         groups.setdefault((c.refset, c.variant.name), []).append(i)
     for used in {c.variant.name: c.variant for c in cells}.values():
         if not _additive(used):  # said once per variant, not once per reference set
-            log.info("variant %s: profile %s is not a function of summed statistics; no intervals or paired tests",
-                     used.name, used.options.profile)
+            log.info("%s", _not_additive_note(used).replace("`", ""))
     n_systems = max((len(idx) for idx in groups.values()), default=0)
     pair_samples = system_pair_samples(spec, n_systems, "paired tests between systems") if spec.significance \
         else spec.n_samples
@@ -206,8 +214,10 @@ def correlations(spec: JobSpec, inputs: Inputs, cells: Sequence[Cell], human: Hu
         else:
             subsets = [_point_rows(group, hsys, mask) for _, mask in masks]
         for (include_human, _), found in zip(masks, subsets):
+            if include_human and is_human.any() and not used.complete:
+                continue  # it has no score for a human translation
             seg_cells = [c for c, ok in zip(group, with_seg) if ok and (include_human or not c.system.human)]
-            if len(seg_cells) >= 2:
+            if len(seg_cells) >= 2 and used.has_segments:
                 seg_samples = min(spec.n_samples, SEGMENT_CI_SAMPLES) if refset == full else 0
                 found += segment_level(np.stack([c.sentence for c in seg_cells]), _human_matrix(seg_cells, human),
                                        n_samples=seg_samples, seed=spec.seed)
@@ -236,6 +246,8 @@ def paper_protocol(spec: JobSpec, inputs: Inputs, cells: Sequence[Cell]
                                 tuple(float(v) for v in res.block_scores[s])) for s in res.order]
     agreement = []
     for variant in spec.variants:
+        if variant.family == "scores":  # imported scores have no other reference sets
+            continue
         full_scores = {c.system.label: c.score.score for c in cells if c.refset == full and
                        c.variant.name == variant.name}
         for refset in inputs.refsets:

@@ -115,6 +115,9 @@ class HarnessConfig:
     bleu: Dict[str, BleuVariantConfig] = field(default_factory=dict)  # type: ignore[valid-type]
     #: chrF variants (``conf/chrf``: ``chrf``, ``chrf++``), scored beside BLEU's in the same grid, tables and study.
     chrf: Dict[str, ChrfVariantConfig] = field(default_factory=dict)  # type: ignore[valid-type]
+    #: Metrics scored elsewhere, read from the dataset folder's ``metrics/NAME/`` and ranked beside BLEU and chrF:
+    #: ``all`` (every one the dataset has), ``none``, or a list of names.
+    metrics: Any = "all"
     #: Tables, report and figures of this job (null = ``runs_dir/<experiment_name>/<job name>-<hash>``).
     output_dir: Optional[str] = None
     #: Where generated output, the statistics cache and the local MLflow store live.

@@ -250,6 +250,54 @@ class HumanKindFiles:
 
 
 @dataclass(frozen=True)
+class MetricFiles:
+    """One metric's scores in a dataset folder (``metrics/NAME/``): ``seg.tsv`` and/or ``sys.tsv`` (the formats of
+    the human scores), and ``meta.json`` (``higher_is_better``, default true; ``title``)."""
+
+    name: str
+    seg_path: Path | None
+    sys_path: Path | None
+    higher_is_better: bool = True
+    title: str | None = None
+
+
+METRICS_DIR = "metrics"
+
+
+def _metric_entries(root: Path, roots: Sequence[Path]) -> list[MetricFiles]:
+    """The metrics a dataset folder holds (``metrics/NAME/``, sorted by name)."""
+    folder = root / METRICS_DIR
+    if not folder.is_dir():
+        return []
+    out = []
+    for sub in sorted(p for p in folder.iterdir() if p.is_dir()):
+        try:
+            name = safe_name(sub.name, "metrics")
+        except ConfigError as exc:
+            raise InputError(f"a metric folder's name must be a plain name: {exc.reason}", sub) from None
+        files: list[Path | None] = []
+        for fname in ("seg.tsv", "sys.tsv"):
+            if (sub / fname).exists():
+                path = resolve_under(root, f"{METRICS_DIR}/{name}/{fname}", f"{METRICS_DIR}/{name}/{fname}", roots)
+                if not path.is_file():
+                    raise InputError("not a regular file (a dataset holds regular files only)", path)
+                files.append(path)
+            else:
+                files.append(None)
+        if files == [None, None]:
+            raise InputError("a metric folder holds seg.tsv and/or sys.tsv (system<TAB>seg_id<TAB>score, "
+                             "system<TAB>score), found neither", sub)
+        meta: dict[str, Any] = {}
+        if (sub / "meta.json").exists():
+            meta, _ = _read_meta(sub)
+        hib = meta.get("higher_is_better", True)
+        if not isinstance(hib, bool):
+            raise InputError("'higher_is_better' must be true or false", sub / "meta.json")
+        out.append(MetricFiles(name, files[0], files[1], hib, _display_text(meta, "title", sub / "meta.json")))
+    return out
+
+
+@dataclass(frozen=True)
 class DatasetLayout:
     """What a dataset folder holds, before any text is read."""
 
@@ -266,12 +314,14 @@ class DatasetLayout:
     n_segments: int | None
     meta: dict[str, Any]
     warnings: tuple[str, ...] = ()
+    metrics: tuple[MetricFiles, ...] = ()
 
     def inputs(self) -> list[Path]:
         """Every file the dataset may read (to keep a job's output folder off them)."""
         files = [*self.refs.values(), *(s.path for s in self.systems)]
-        for kind in self.human_kinds:
-            files += [p for p in (kind.seg_path, kind.sys_path) if p is not None]
+        for pair in [(k.seg_path, k.sys_path) for k in self.human_kinds] + [(m.seg_path, m.sys_path)
+                                                                            for m in self.metrics]:
+            files += [p for p in pair if p is not None]
         return files + ([self.source] if self.source is not None else [])
 
 
@@ -364,6 +414,7 @@ def read_layout(root: str | os.PathLike[str], roots: Sequence[Path] = ()) -> Dat
         n_segments=declared_n,
         meta=meta,
         warnings=tuple(warnings),
+        metrics=tuple(_metric_entries(given, roots)),
     )
 
 

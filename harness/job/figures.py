@@ -71,6 +71,8 @@ def _save(fig: Any, folder: Path, stem: str) -> list[str]:
 def family(variant: Any) -> str:
     """The scale a variant's scores are on: BLEU over characters is on another scale than BLEU over words, chrF
     on its own."""
+    if variant.family == "scores":  # an imported metric is on its own scale
+        return variant.name
     if not variant.is_bleu:
         return variant.measure.label
     return "character-level BLEU" if str(variant.options.tokenize) == "char" else "word-level BLEU"
@@ -99,7 +101,7 @@ def bleu_by_system(result: JobResult, folder: Path) -> list[str]:
                              layout="constrained")
     for ax, (fam, vs) in zip(axes[0], families.items()):
         key = vs[0].name
-        order = sorted(systems, key=lambda s: cells[(s, key)].score.score)  # best on top
+        order = sorted(systems, key=lambda s: np.nan_to_num(cells[(s, key)].score.score, nan=-np.inf))  # best on top
         offsets = np.linspace(-0.22, 0.22, len(vs)) if len(vs) > 1 else [0.0]
         for off, v in zip(offsets, vs):
             xs = np.array([cells[(s, v.name)].score.score for s in order])
@@ -200,7 +202,7 @@ def _bleu_vs_human(result: JobResult, human: Any, folder: Path) -> list[str]:
         ax.set_visible(False)
     points = []
     for k, (ax, v) in enumerate(zip(axes.ravel(), variants)):
-        cells = [c for c in result.cells_of(full, v.name) if c.system.label in h.sys]
+        cells = [c for c in result.cells_of(full, v.name) if c.system.label in h.sys and np.isfinite(c.score.score)]
         x = np.array([c.score.score for c in cells])
         y = np.array([h.sys[c.system.label] for c in cells])
         human_mask = np.array([c.system.human for c in cells])
@@ -228,7 +230,8 @@ def _bleu_vs_human(result: JobResult, human: Any, folder: Path) -> list[str]:
         points.append((ax, x, y, [c.system.label for c in cells]))
     handles, labels = axes[0][0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="outside lower center", ncol=3, frameon=False)
-    fig.suptitle(f"BLEU vs human judgments ({h.name}), {result.dataset}, references {full}")
+    what = "BLEU" if all(v.is_bleu for v in variants) else "Metrics"
+    fig.suptitle(f"{what} vs human judgments ({h.name}), {result.dataset}, references {full}")
     renderer = _freeze_layout(fig)  # labels are placed in the final display coordinates
     for ax, x, y, text in points:
         place_labels(ax, x, y, text, renderer)

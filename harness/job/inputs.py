@@ -12,10 +12,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping, Sequence
 
+from ..core.families import ImportedScores
 from ..errors import ConfigError, InputError
 from ..text.reading import TextFile, check_parallel, read_text, safe_name
 from .dataset import DatasetLayout, checked_name, choose_refs, choose_systems, load_dataset, read_layout, refset_name
 from .human import HumanScores, read_human_tsv
+from .metric_files import choose_metrics, read_metric
 from .seg_map import SegMap
 from .spec import JobSpec, parse_refsets
 
@@ -53,6 +55,8 @@ class Inputs:
     n_segments: int
     warnings: tuple[str, ...] = ()
     seg_map: SegMap | None = None  # the dataset's checked seg_map.tsv, when segment judgments use it
+    metrics: tuple[ImportedScores, ...] = ()  # metrics scored elsewhere (metrics/NAME/ of the dataset)
+    metric_files: tuple[Path, ...] = ()
 
     def refs_for(self, system: SystemInput, refset: tuple[str, ...]) -> tuple[str, ...]:
         """The references a system is scored against: a human translation that is also a reference is scored
@@ -73,6 +77,7 @@ class Inputs:
         """SHA-256 of every text scored, by role and name (``ref:ref-C``, ``system:Nemo@3``)."""
         out = {f"ref:{k}": v.sha256 for k, v in self.refs.items()}
         out.update({f"system:{s.label}": s.text.sha256 for s in self.systems})
+        out.update({f"metric:{m.name}": m.sha256 for m in self.metrics})
         return out
 
     def files(self) -> list[Path]:
@@ -80,7 +85,7 @@ class Inputs:
         out = [t.path for t in self.refs.values()] + [s.text.path for s in self.systems]
         for h in self.human:
             out += [p for p in (h.seg_path, h.sys_path) if p is not None]
-        return out + ([self.source.path] if self.source is not None else [])
+        return out + list(self.metric_files) + ([self.source.path] if self.source is not None else [])
 
 
 def layout_of(spec: JobSpec) -> DatasetLayout | None:
@@ -253,8 +258,19 @@ def load_inputs(spec: JobSpec, layout: DatasetLayout | None) -> Inputs:
                                 name=str(h.name), higher_is_better=h.higher_is_better)]
         warnings += human[0].warnings
     refsets = parse_refsets(spec.refsets, list(refs))
+    metrics: list[ImportedScores] = []
+    metric_files: list[Path] = []
+    if layout is not None:
+        chosen = choose_metrics(layout.metrics, spec.metrics)
+        stems = [s.stem for s in layout.systems]
+        for files in chosen:
+            metrics.append(read_metric(files, labels, stems, n_segments, [s.label for s in systems if s.human]))
+            metric_files += [p for p in (files.seg_path, files.sys_path) if p is not None]
+    elif spec.metrics not in ("all", "none"):
+        raise ConfigError("metrics", "imported metrics are read from a dataset folder (metrics/NAME/), and there is "
+                          "none; give dataset.root", got=list(spec.metrics))
     inputs = Inputs(dataset_name(spec, layout), layout, tuple(systems), refs, refsets, tuple(human), source,
-                    n_segments, tuple(warnings), seg_map)
+                    n_segments, tuple(warnings), seg_map, tuple(metrics), tuple(metric_files))
     for refset in refsets:
         for system in systems:
             inputs.refs_for(system, refset)

@@ -70,12 +70,14 @@ def meta_evaluate(spec: JobSpec, inputs: Inputs, cells: Sequence[Cell], human: H
     corpus_p: dict[str, tuple[list[str], np.ndarray, np.ndarray]] = {}  # variant -> labels, segments, p-values
     for include_human in _subsets(inputs):
         human_p: np.ndarray | None = None
+        # a variant without a score for a human translation is compared on the MT systems only
+        variants = [v for v in spec.variants if v.complete or not include_human]
         groups = {v.name: [c for c in _subset_cells(cells, v.name, full, include_human) if c.system.label in human.sys]
-                  for v in spec.variants}
-        labels = [c.system.label for c in groups[spec.variants[0].name]]  # the same systems for every variant
+                  for v in variants}
+        labels = [c.system.label for c in groups[variants[0].name]]  # the same systems for every variant
         if len(labels) < 2:
             continue
-        bleu = np.array([[c.score.score for c in groups[v.name]] for v in spec.variants])
+        bleu = np.array([[c.score.score for c in groups[v.name]] for v in variants])
         human_sys = np.array([human.sys[s] for s in labels])
         accuracies, n_pairs = mtme.pairwise_accuracy(bleu, human_sys)
         base: dict[str, float] = {"pairwise_accuracy": random_order_accuracy(human_sys)}
@@ -84,11 +86,11 @@ def meta_evaluate(spec: JobSpec, inputs: Inputs, cells: Sequence[Cell], human: H
             return _row(full, variant, human.name, include_human, level, method, value, n,
                         baseline=base.get(method, NAN), **kw)
 
-        for variant, acc in zip(spec.variants, accuracies):
+        for variant, acc in zip(variants, accuracies):
             group = groups[variant.name]
             rows.append(row(variant.name, "system", "pairwise_accuracy", acc, n_pairs))
             judged = sorted((c for c in group if c.system.label in human.seg), key=lambda c: c.system.label)
-            if len(judged) < 2:
+            if len(judged) < 2 or not variant.has_segments:
                 continue
             hseg = np.stack([human.seg[c.system.label] for c in judged])
             sent = np.stack([c.sentence for c in judged])
@@ -225,6 +227,7 @@ def rank_variants(spec: JobSpec, inputs: Inputs, cells: Sequence[Cell], human: H
     full = refset_name(inputs.full_refset)
     include_human = not any(s.human for s in inputs.systems)
     by_variant = {v.name: _subset_cells(cells, v.name, full, include_human) for v in spec.variants}
+    segmented = {v.name: v.has_segments for v in spec.variants}
     first = next(iter(by_variant.values()))
     sys_labels = sorted(c.system.label for c in first if c.system.label in human.sys)
     seg_labels = sorted(c.system.label for c in first if c.system.label in human.seg)  # SPA's order (see above)
@@ -244,7 +247,7 @@ def rank_variants(spec: JobSpec, inputs: Inputs, cells: Sequence[Cell], human: H
             target = np.array([human.sys[s] for s in labels])
         else:
             metric = {v: np.stack([next(c.sentence for c in g if c.system.label == s) for s in labels])
-                      for v, g in by_variant.items()}
+                      for v, g in by_variant.items() if segmented[v]}
             target = np.stack([human.seg[s] for s in labels])
             if statistic == "pearson":  # pooled over the judged pairs only
                 target = target.copy()

@@ -28,6 +28,16 @@ def scores_label(variants: Sequence[Any]) -> str:
     return "BLEU" if all(v.is_bleu for v in variants) else "Scores"
 
 
+def score_text(cell: Any, ci_digits: int = 2, sep: str = ", ") -> str:
+    """A cell's score as the tables show it (imported scores to 4 decimals: they live on their own scale, often
+    0-1), with its bootstrap interval when it has one."""
+    if math.isnan(cell.score.score):
+        return "-"
+    digits = 4 if cell.variant.family == "scores" else 2
+    ci = "" if math.isnan(cell.ci_low) else f" [{cell.ci_low:.{ci_digits}f}{sep}{cell.ci_high:.{ci_digits}f}]"
+    return f"{cell.score.score:.{digits}f}{ci}"
+
+
 def variant_families(variants: Sequence[Any]) -> str:
     """``3 BLEU, 2 chrF``: how many variants of each metric family."""
     counts: dict[str, int] = {}
@@ -178,14 +188,12 @@ def systems_section(result: JobResult) -> str:
         cells = {(c.system.label, c.variant.name): c for c in result.cells_of(refset)}
         labels = sorted({s for s, _ in cells}, key=lambda s: (-cells[(s, first)].score.score, s))
         rows = []
+        here = [v for v in variants if (labels[0], v) in cells]  # imported scores: the full reference set only
         for s in labels:
             row: list[Any] = [s + (" (human)" if cells[(s, first)].system.human else "")]
-            for v in variants:
-                c = cells[(s, v)]
-                ci = "" if math.isnan(c.ci_low) else f" [{c.ci_low:.2f}, {c.ci_high:.2f}]"
-                row.append(f"{c.score.score:.2f}{ci}")
+            row += [score_text(cells[(s, v)]) for v in here]
             rows.append(row)
-        out += [f"### References: {refset}", "", table(["system"] + variants, rows), ""]
+        out += [f"### References: {refset}", "", table(["system"] + here, rows), ""]
     for name, earlier in same.items():
         out += [f"Variant `{name}` gives every number of `{earlier}` on this data (corpus and sentence BLEU, "
                 f"intervals, tests, correlations); it is shown once, as `{earlier}`.", ""]
@@ -242,8 +250,12 @@ def correlation_section(result: JobResult, kind: str) -> str:
     out = [f"## Correlation with human judgments: {kind}", ""]
     level = f"published system scores ({h.sys_path.name})" if h.sys_path is not None \
         else "the mean of each system's judged segments"
-    out += [f"System level: corpus BLEU vs {level}, references {full}; 95% bootstrap intervals over segments "
-            f"({result.spec.n_samples} resamples, seed {result.spec.seed}).", ""]
+    mixed = scores_label(result.spec.variants) != "BLEU"
+    out += [f"System level: corpus {'scores' if mixed else 'BLEU'} vs {level}, references {full}; 95% bootstrap "
+            f"intervals over segments ({result.spec.n_samples} resamples, seed {result.spec.seed})"
+            + ("; imported metrics as given, without intervals." if any(v.family == "scores"
+                                                                         for v in result.spec.variants) else "."),
+            ""]
     cols = [("pearson", False), ("spearman", False), ("kendall", False)] if has_human else \
         [("pearson", True), ("spearman", True), ("kendall", True)]
     if has_human:
@@ -308,7 +320,8 @@ def correlation_section(result: JobResult, kind: str) -> str:
         judged, total = _judged_pairs(result, kind)
         on = f"all {total:,} (system, segment) pairs" if judged == total else \
             f"the {judged:,} judged (system, segment) pairs of {total:,}"
-        out += ["Segment level: sentence BLEU vs segment human scores" + (" (MT systems only)" if has_human else "")
+        out += [f"Segment level: {'segment scores' if mixed else 'sentence BLEU'} vs segment human scores"
+                + (" (MT systems only)" if has_human else "")
                 + f", on {on}; `none` pools all pairs, "
                 "`item` correlates across systems per segment and averages; `kendall_like` is the WMT17-20 pairwise "
                 "variant (metric ties count as discordant).", "",
@@ -504,7 +517,32 @@ def ranking_section(result: JobResult) -> str:
             rows.append(row)
         out += [f"### {kind}", "", table(["variant"] + [f"{lvl} {st}" for lvl, st in stats], rows), "",
                 "Value (rank); * = in the top cluster.", ""]
+        out += where_bleu_stands(result, kind, stats)
     return "\n".join(out)
+
+
+def where_bleu_stands(result: JobResult, kind: str, stats: Sequence[tuple[str, str]]) -> list[str]:
+    """Per statistic: the best BLEU variant's cluster, and the other metrics above it or beside it."""
+    family = {v.name: v for v in result.spec.variants}
+    if all(v.is_bleu for v in family.values()) or not any(v.is_bleu for v in family.values()):
+        return []
+    lines = [f"Where BLEU stands ({kind}):", ""]
+    for level, statistic in stats:
+        rows = sorted((r for r in result.rankings if r.human_score == kind and r.level == level
+                       and r.statistic == statistic), key=lambda r: (r.rank, -r.value))
+        bleu = [r for r in rows if family[r.variant].is_bleu]
+        if not bleu:
+            continue
+        best = bleu[0]
+        n = max(r.rank for r in rows)
+        above = [r.variant for r in rows if r.rank < best.rank]
+        beside = [r.variant for r in rows if r.rank == best.rank and not family[r.variant].is_bleu]
+        text = (f"- {level} {statistic}: BLEU's best, `{best.variant}` ({best.value:.3f}), is in cluster "
+                f"{best.rank} of {n}")
+        text += f", below {listing(above)}" if above else ", the top cluster"
+        text += f"; beside it: {listing(beside)}." if beside else "; no other metric beside it."
+        lines.append(text)
+    return lines + [""]
 
 
 #: Where a job writes the pages and tables of ``compare=[[A, B], ...]`` (a sub-folder of the job folder).

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from ..core.chrf import CHRF_OPTION_NAMES, make_chrf_options
-from ..core.families import FAMILIES, Family
+from ..core.families import FAMILIES, Family, ImportedScores
 from ..core.options import (
     LANGUAGE_RULES,
     OPTION_NAMES,
@@ -74,6 +74,17 @@ class Variant:
     @property
     def is_bleu(self) -> bool:
         return self.family == "bleu"
+
+    @property
+    def complete(self) -> bool:
+        """Whether the variant scores every system (an imported metric may lack the human translation it used as
+        its reference: it is then compared on the MT systems only)."""
+        return self.family != "scores" or not self.options.missing
+
+    @property
+    def has_segments(self) -> bool:
+        """Whether the variant scores segments (an imported metric may have system scores only)."""
+        return self.family != "scores" or self.options.seg is not None
 
     @property
     def additive(self) -> bool:
@@ -162,6 +173,7 @@ class JobSpec:
     allowed_roots: tuple[Path, ...]
     overrides: tuple[str, ...]
     target_lang: str | None = None  # dataset.target_lang (None: the dataset's meta.json says, if anything)
+    metrics: str | tuple[str, ...] = "all"  # imported metrics: all, none, or names (metrics/NAME/ of the dataset)
     config: Mapping[str, Any] = field(repr=False, compare=False, default_factory=dict)
 
     def folder(self, experiment: str) -> Path:
@@ -192,6 +204,18 @@ class JobSpec:
             if v.language is not None:
                 picked.setdefault((*v.language, str(v.options.tokenize)), []).append(v.name)
         return picked
+
+    def with_imported(self, metrics: Sequence[ImportedScores]) -> JobSpec:
+        """The spec with a variant (family ``scores``) for every imported metric, after BLEU's and chrF's."""
+        if not metrics:
+            return self
+        added = tuple(Variant(m.name, m, m, None, "scores") for m in metrics)
+        names = [v.name for v in (*self.variants, *added)]
+        clash = sorted({n for n in names if names.count(n) > 1})
+        if clash:
+            raise ConfigError("metrics", f"the imported metric {clash[0]!r} has the name of a variant of the job; "
+                              "rename its folder or the variant", got=clash[0])
+        return replace(self, variants=self.variants + added)
 
     def experiment_for(self, dataset_name: str | None) -> str:
         """The MLflow experiment (and folder under ``runs_dir``): the configured one, else the dataset's name."""
@@ -413,6 +437,15 @@ def _language(value: Any) -> str:
     return code
 
 
+def _metrics_selection(value: Any) -> str | tuple[str, ...]:
+    if value in ("all", "none"):
+        return str(value)
+    if isinstance(value, (list, tuple)):
+        return tuple(safe_name(str(v), "metrics") for v in value)
+    raise ConfigError("metrics", f"expected all, none or a list of metric names, got {value!r}",
+                      ["all", "none", "[NAME,...]"], got=value)
+
+
 def _int(value: Any, key: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise ConfigError(key, f"expected an integer, got {value!r}", expected="an integer", got=value)
@@ -541,6 +574,7 @@ def build_spec(config: HarnessConfig | Mapping[str, Any], overrides: Sequence[st
         allowed_roots=tuple(roots),
         overrides=tuple(overrides),
         target_lang=None if ds.target_lang is None else _language(ds.target_lang),
+        metrics=_metrics_selection(cfg.metrics),
         config=asdict(cfg),
     )
 

@@ -190,6 +190,8 @@ class Statistics:
         """The statistics a variant of any family reads."""
         if variant.is_bleu:
             return self.of(system, refs_used, variant.options)
+        if variant.family == "scores":  # imported: read, not counted
+            return variant.options.cell(system.label)
         return self.chrf[(system.label, refs_used, variant.options)]
 
 

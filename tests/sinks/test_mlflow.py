@@ -129,7 +129,8 @@ def test_the_payload_of_a_job(job):
         assert run.tags["refset"] == cell.refset and run.tags["variant"] == "sacrebleu"
         assert run.tags["signature"] == cell.score.signature and run.tags["dataset"] == "small_versions"
         assert run.tags["human"] == str(cell.system.human).lower()
-        assert set(OPTION_NAMES) | {"variant", "sentence_effective_order"} == set(run.params)
+        assert set(OPTION_NAMES) | {"variant", "metric", "sentence_effective_order"} == set(run.params)
+        assert run.params["metric"] == "bleu" and run.metrics["score"] == cell.score.score
         assert run.params["sentence_effective_order"] is True and "eff:yes" in run.tags["sentence_signature"]
         if cell.system.name == "mymodel":
             assert "human.mqm" not in run.metrics  # no human score: no metric, not a NaN
