@@ -16,7 +16,7 @@ from .core.chrf import ChrfOptions
 from .core.options import TOKENIZERS, BleuOptions, language_tokenizer, make_options
 from .core.profiles import NLTK_METHODS, PROFILES, get_profile
 from .core.stats import REF_LENGTH_RULES
-from .errors import ConfigError
+from .errors import ConfigError, HarnessError
 
 T = TypeVar("T")
 
@@ -168,3 +168,31 @@ def chrf_options(args: argparse.Namespace) -> ChrfOptions:
     return ChrfOptions(char_order=args.chrf_char_order, word_order=args.chrf_word_order, beta=args.chrf_beta,
                        lowercase=args.chrf_lowercase, whitespace=args.chrf_whitespace,
                        eps_smoothing=args.chrf_eps_smoothing)
+
+
+def print_or_report(prog: str, produce: Callable[[], str], flag: Callable[[str], str] | None = None,
+                    catch_exit: bool = False) -> int:
+    """A command's run: print what ``produce()`` returns, or its error as one line on stderr, and return the exit
+    status (a bad option 2, naming it with ``flag(key)``, default ``--key-name``; bad input its error's status;
+    130 on Ctrl-C; 0 when the reader of a pipe went away). ``catch_exit``: argparse's exits (``--help``, a usage
+    error already printed) become statuses too."""
+    import sys
+
+    try:
+        print(produce())
+    except SystemExit as exc:
+        if not catch_exit:
+            raise
+        return exc.code if isinstance(exc.code, int) else 2
+    except ConfigError as exc:
+        named = flag(exc.key) if flag is not None else "--" + exc.key.replace("_", "-")
+        print(f"{prog}: error: {named}: {exc.detail()}", file=sys.stderr)
+        return 2
+    except HarnessError as exc:
+        print(f"{prog}: error: {exc}", file=sys.stderr)
+        return exc.exit_status
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:  # `... | head`
+        return 0
+    return 0

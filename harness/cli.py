@@ -31,6 +31,7 @@ from .arguments import (
     console_command,
     int_in,
     print_collected_warnings_only,
+    print_or_report,
 )
 from .core.bleu import BleuScore, corpus_score, segment_score, sentence_scores
 from .core.options import BleuOptions
@@ -38,7 +39,7 @@ from .core.profiles import get_profile
 from .core.resampling import MAX_SEED
 from .core.signature import signature, split_signature
 from .core.stats import SegmentStats
-from .errors import ConfigError, HarnessError
+from .errors import ConfigError
 from .score_output import dumps, format_paired_text, json_out, seed_of, tsv
 from .text.chunks import Source
 from .text.files import files_statistics
@@ -324,19 +325,7 @@ def report_bleu(systems: list[System], opts: BleuOptions, args: argparse.Namespa
 
 def main(argv: Sequence[str] | None = None) -> int:
     print_collected_warnings_only()
-    try:
-        print(run(argv))
-    except ConfigError as exc:
-        print(f"{PROG}: error: --{exc.key.replace('_', '-')}: {exc.detail()}", file=sys.stderr)
-        return 2
-    except HarnessError as exc:
-        print(f"{PROG}: error: {exc}", file=sys.stderr)
-        return exc.exit_status
-    except KeyboardInterrupt:
-        return 130
-    except BrokenPipeError:  # `harness-score ... | head`
-        return 0
-    return 0
+    return print_or_report(PROG, lambda: run(argv))
 
 
 def console() -> int:

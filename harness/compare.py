@@ -34,10 +34,11 @@ from .arguments import (
     console_command,
     int_in,
     print_collected_warnings_only,
+    print_or_report,
 )
 from .core.options import OPTION_NAMES
 from .core.resampling import DEFAULT_SEED, MAX_SEED
-from .errors import ConfigError, HarnessError
+from .errors import ConfigError
 from .text.reading import check_parallel, read_text
 
 if TYPE_CHECKING:
@@ -238,21 +239,7 @@ def _flag(key: str) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     """The ``harness-compare`` command: one line on stderr for any error the user can act on, never a traceback."""
     print_collected_warnings_only()
-    try:
-        print(run(argv))
-    except SystemExit as exc:  # argparse: --help (0) or a usage error already printed as one line (2)
-        return exc.code if isinstance(exc.code, int) else 2
-    except ConfigError as exc:
-        print(f"{PROG}: error: {_flag(exc.key)}: {exc.detail()}", file=sys.stderr)
-        return 2
-    except HarnessError as exc:
-        print(f"{PROG}: error: {exc}", file=sys.stderr)
-        return exc.exit_status
-    except KeyboardInterrupt:
-        return 130
-    except BrokenPipeError:
-        return 0
-    return 0
+    return print_or_report(PROG, lambda: run(argv), _flag, catch_exit=True)
 
 
 def console() -> int:
