@@ -51,96 +51,179 @@ def ngrams(line: str, opts: ChrfOptions) -> list[Counter[str]]:
 
 
 @dataclass(frozen=True)
-class GramTable:
-    """The n-gram counts of a stream of lines: one row per (order, segment, n-gram) with its count, the n-grams
-    numbered by a vocabulary shared by every table they are matched against; ``totals[i, j]``: n-grams of order
-    ``j`` in segment ``i``; ``present[i]``: the segment has a line (a reference stream may lack some)."""
+class Level:
+    """One kind of n-gram unit of a stream (characters, or chrF++'s words): every line's units as ids in one
+    array (``ids``; 0 = a unit no reference has), ``lengths`` per line."""
 
-    order: NDArray[np.int64]
-    segment: NDArray[np.int64]
-    gram: NDArray[np.int64]
-    count: NDArray[np.int64]
+    ids: NDArray[np.int64]
+    lengths: NDArray[np.int64]
+
+    def positions(self) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+        """Per unit: its line, and how many units of its line start at it or after it."""
+        n = len(self.lengths)
+        seg = np.repeat(np.arange(n, dtype=np.int64), self.lengths)
+        starts = np.cumsum(self.lengths) - self.lengths
+        remaining = np.repeat(self.lengths + starts, self.lengths) - np.arange(len(self.ids), dtype=np.int64)
+        return seg, remaining
+
+
+def _rank(universe: NDArray[np.int64], keys: NDArray[np.int64]) -> NDArray[np.int64]:
+    """1 + the index of each key in the sorted ``universe``, 0 where it is not there."""
+    if not len(universe):
+        return np.zeros(len(keys), dtype=np.int64)
+    at = np.minimum(np.searchsorted(universe, keys), len(universe) - 1)
+    return np.where(universe[at] == keys, at + 1, 0).astype(np.int64)
+
+
+@dataclass(frozen=True)
+class Counts:
+    """One stream's n-grams of one order, counted: the sorted distinct ``(line, n-gram)`` keys (n-grams no
+    reference has left out) with their ``counts``, and every line's number of n-grams (``totals``)."""
+
+    keys: NDArray[np.int64]
+    counts: NDArray[np.int64]
     totals: NDArray[np.int64]
-    present: NDArray[np.bool_]
-
-    @classmethod
-    def count_lines(cls, lines: Sequence[str | None], opts: ChrfOptions, vocab: dict[str, int]) -> GramTable:
-        n, k = len(lines), opts.order
-        order: list[int] = []
-        segment: list[int] = []
-        gram: list[int] = []
-        count: list[int] = []
-        totals = np.zeros((n, k), dtype=np.int64)
-        present = np.ones(n, dtype=bool)
-        for i, line in enumerate(lines):
-            if line is None:
-                present[i] = False
-                continue
-            for j, counter in enumerate(ngrams(_cased(line, opts), opts)):
-                if not counter:
-                    continue
-                m = len(counter)
-                order += [j] * m
-                segment += [i] * m
-                gram += [vocab.setdefault(g, len(vocab)) for g in counter]
-                values = list(counter.values())
-                count += values
-                totals[i, j] = sum(values)
-        as_array = np.asarray
-        return cls(as_array(order, dtype=np.int64), as_array(segment, dtype=np.int64), as_array(gram, dtype=np.int64),
-                   as_array(count, dtype=np.int64), totals, present)
-
-    def keys(self, vocab_size: int) -> NDArray[np.int64]:
-        """One integer per row, unique: (order, segment, n-gram)."""
-        return (self.order * len(self.totals) + self.segment) * vocab_size + self.gram
 
 
-def match_statistics(hyp: GramTable, ref: GramTable, vocab_size: int) -> NDArray[np.int64]:
-    """sacrebleu's ``_get_match_statistics`` of every segment against one reference stream, vectorised:
-    ``[n, 3 * order]`` of (hypothesis n-grams, 0 where the reference has none of that order; reference n-grams;
-    clipped matches)."""
-    n, k = hyp.totals.shape
-    _, hi, ri = np.intersect1d(hyp.keys(vocab_size), ref.keys(vocab_size), assume_unique=True, return_indices=True)
-    matched = np.zeros((k, n), dtype=np.int64)
-    np.add.at(matched, (hyp.order[hi], hyp.segment[hi]), np.minimum(hyp.count[hi], ref.count[ri]))
-    out = np.empty((n, k, 3), dtype=np.int64)
-    out[:, :, 0] = np.where(ref.totals > 0, hyp.totals, 0)
-    out[:, :, 1] = ref.totals
-    out[:, :, 2] = matched.T
-    return out.reshape(n, 3 * k)
+def _walk(level: Level, order: int, base: int, universes: Sequence[NDArray[np.int64]] | None
+          ) -> tuple[list[tuple[NDArray[np.int64], NDArray[np.int64]]], list[NDArray[np.int64]]]:
+    """The n-grams of orders ``1..order`` of a level as ``(line, rank)`` arrays, and the universes used: an
+    n-gram's rank is 1 + its index in the references' sorted keys of its order (the universe), 0 if no reference
+    has it. A key names an n-gram exactly without strings: order 1 the unit's id, order n
+    ``rank(its first n-1 units) * base + id(its last unit)`` (a prefix no reference has makes an n-gram no
+    reference has). ``universes`` None: the references themselves, each order's universe made from their keys."""
+    seg, remaining = level.positions()
+    out = []
+    unis = list(universes) if universes is not None else []
+    rank = level.ids
+    for n in range(1, order + 1):
+        key = level.ids if n == 1 else rank[:len(rank) - 1] * base + level.ids[n - 1:]
+        valid = remaining[:len(key)] >= n
+        if universes is None:
+            found, inverse = np.unique(key[valid], return_inverse=True)
+            unis.append(found)
+            rank = np.zeros(len(key), dtype=np.int64)
+            rank[valid] = inverse + 1
+        else:
+            rank = np.where(valid, _rank(unis[n - 1], key), 0)
+        out.append((seg[:len(key)][valid], rank[valid]))
+    return out, unis
+
+
+def _count(pairs: tuple[NDArray[np.int64], NDArray[np.int64]], width: int, n_lines: int) -> Counts:
+    """Per line the distinct n-grams some reference has, with their counts, and the line's number of n-grams."""
+    seg, rank = pairs
+    known = rank > 0
+    keys, counts = np.unique(seg[known] * width + rank[known], return_counts=True)
+    return Counts(keys, counts.astype(np.int64), np.bincount(seg, minlength=n_lines).astype(np.int64))
+
+
+def _match(hyp: Counts, ref: Counts, width: int, n_lines: int) -> NDArray[np.int64]:
+    """Clipped matches per line (sacrebleu's ``_get_match_statistics``: the sum of ``min(hyp, ref)`` counts)."""
+    _, hi, ri = np.intersect1d(hyp.keys, ref.keys, assume_unique=True, return_indices=True)
+    return np.bincount(hyp.keys[hi] // width, weights=np.minimum(hyp.counts[hi], ref.counts[ri]),
+                       minlength=n_lines).astype(np.int64)
+
+
+def _char_lines(lines: Sequence[str | None], opts: ChrfOptions) -> list[str]:
+    out = []
+    for line in lines:
+        text = "" if line is None else _cased(line, opts)
+        out.append(text if opts.whitespace else "".join(text.split()))
+    return out
+
+
+def _code_points(texts: Sequence[str]) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    joined = "".join(texts)
+    cps = np.frombuffer(joined.encode("utf-32-le"), dtype="<u4").astype(np.int64)
+    return cps, np.array([len(t) for t in texts], dtype=np.int64)
 
 
 @dataclass(frozen=True)
 class ChrfReferences:
-    """Reference streams (``streams[k][i]``, None = absent) cased and counted once; :meth:`statistics` scores
-    any number of systems against them. The statistics of a segment are those of its reference with the best
-    F-score (sacrebleu's choice: the first of equals, scored by its own arithmetic, :func:`f_score`)."""
+    """Reference streams (``streams[k][i]``, None = absent) cased and counted once: their character (and word)
+    n-grams as sorted integer keys (:func:`_walk`), every reference's counts per order; :meth:`per_reference`
+    counts a system the same way, against the references' keys only (an n-gram no reference has cannot match),
+    and matches it with every reference at once (numpy, no string per n-gram). The statistics of a segment are
+    those of its reference with the best F-score (sacrebleu's choice: the first of equals, scored by its own
+    arithmetic, :func:`f_score`)."""
 
-    tables: tuple[GramTable, ...]
-    vocab: dict[str, int]
     opts: ChrfOptions
+    n_lines: int
+    present: NDArray[np.bool_]  # [references, lines]
+    chars: NDArray[np.int64]  # the references' code points, sorted: a character's id is 1 + its index
+    words: dict[str, int]  # chrF++: the references' words -> id (from 1)
+    universes: tuple[list[NDArray[np.int64]], ...]  # per level (characters, words), per order
+    counts: tuple[tuple[list[Counts], ...], ...]  # per reference, per level, per order
 
     @classmethod
     def build(cls, streams: Sequence[Sequence[str | None]], opts: ChrfOptions) -> ChrfReferences:
+        n = len(streams[0]) if streams else 0
+        present = np.array([[line is not None for line in s] for s in streams], dtype=bool).reshape(len(streams), n)
+        char_texts = [_char_lines(s, opts) for s in streams]
+        points = [_code_points(t) for t in char_texts]
+        chars = np.unique(np.concatenate([p[0] for p in points])) if points else np.zeros(0, dtype=np.int64)
         vocab: dict[str, int] = {}
-        return cls(tuple(GramTable.count_lines(s, opts, vocab) for s in streams), vocab, opts)
+        word_lines = [[words(_cased(x, opts)) if x is not None else [] for x in s] for s in streams] \
+            if opts.word_order else [[] for _ in streams]
+        for lines in word_lines:
+            for toks in lines:
+                for tok in toks:
+                    vocab.setdefault(tok, len(vocab) + 1)
+        levels = [[Level(_rank(chars, cps), lengths) for cps, lengths in points]]
+        if opts.word_order:
+            levels.append([_word_level(lines, vocab) for lines in word_lines])
+        universes = []
+        walked = []
+        for k, (per_stream, order, base) in enumerate(zip(levels, (opts.char_order, opts.word_order),
+                                                          (len(chars) + 1, len(vocab) + 1))):
+            joined = Level(np.concatenate([lv.ids for lv in per_stream]) if per_stream else np.zeros(0, np.int64),
+                           np.concatenate([lv.lengths for lv in per_stream]) if per_stream else np.zeros(0, np.int64))
+            pairs, unis = _walk(joined, order, base, None)  # every reference at once: line r * n + i
+            universes.append(unis)
+            walked.append([[(seg[seg // max(n, 1) == r] - r * n, rank[seg // max(n, 1) == r]) for seg, rank in pairs]
+                           for r in range(len(streams))])
+        counts = tuple(tuple([_count(pairs, len(universes[k][j]) + 1, n) for j, pairs in enumerate(walked[k][r])]
+                             for k in range(len(levels))) for r in range(len(streams)))
+        return cls(opts, n, present, chars, vocab, tuple(universes), counts)
 
     def __len__(self) -> int:
-        return len(self.tables[0].totals) if self.tables else 0
+        return self.n_lines
 
     def per_reference(self, hypotheses: Sequence[str]) -> list[NDArray[np.int64]]:
-        """One system's match statistics against each reference stream (rows of absent references unused)."""
-        if len(hypotheses) != len(self):
-            raise ValueError(f"{len(hypotheses)} hypotheses but {len(self)} reference segments")
-        hyp = GramTable.count_lines(hypotheses, self.opts, self.vocab)
-        return [match_statistics(hyp, ref, len(self.vocab)) for ref in self.tables]
+        """One system's match statistics ``[n, 3 * order]`` against each reference stream (rows of absent
+        references unused)."""
+        n = self.n_lines
+        if len(hypotheses) != n:
+            raise ValueError(f"{len(hypotheses)} hypotheses but {n} reference segments")
+        opts = self.opts
+        cps, lengths = _code_points(_char_lines(hypotheses, opts))
+        levels = [(Level(_rank(self.chars, cps), lengths), opts.char_order, len(self.chars) + 1)]
+        if opts.word_order:
+            lines = [words(_cased(x, opts)) for x in hypotheses]
+            levels.append((_word_level(lines, self.words), opts.word_order, len(self.words) + 1))
+        hyp = [[_count(pairs, len(self.universes[k][j]) + 1, n)
+                for j, pairs in enumerate(_walk(lv, order, base, self.universes[k])[0])]
+               for k, (lv, order, base) in enumerate(levels)]
+        out = []
+        for ref in self.counts:
+            stats = np.empty((n, opts.order, 3), dtype=np.int64)
+            column = 0
+            for k in range(len(levels)):
+                for j, (h, r) in enumerate(zip(hyp[k], ref[k])):
+                    width = len(self.universes[k][j]) + 1
+                    stats[:, column, 0] = np.where(r.totals > 0, h.totals, 0)
+                    stats[:, column, 1] = r.totals
+                    stats[:, column, 2] = _match(h, r, width, n)
+                    column += 1
+            out.append(stats.reshape(n, 3 * opts.order))
+        return out
 
     def select(self, per_ref: Sequence[NDArray[np.int64]], which: Sequence[int] | None = None) -> ChrfStats:
         """The statistics against the references ``which`` (indices of the streams; None = all): per segment
         those of the present reference with the best F-score, the first of equals."""
-        which = list(range(len(self.tables))) if which is None else list(which)
-        tables = [self.tables[k] for k in which]
-        present = np.array([t.present for t in tables]) if tables else np.zeros((0, len(self)), dtype=bool)
+        which = list(range(len(self.present))) if which is None else list(which)
+        present = self.present[which]
         counts = set(present.sum(axis=0).tolist())
         variable = len(counts) > 1
         n_refs = counts.pop() if len(counts) == 1 else len(which)
@@ -159,6 +242,11 @@ class ChrfReferences:
     def statistics(self, hypotheses: Sequence[str]) -> ChrfStats:
         """The per-segment statistics ``[n, 3 * order]`` of one system against every reference."""
         return self.select(self.per_reference(hypotheses))
+
+
+def _word_level(lines: Sequence[Sequence[str]], vocab: dict[str, int]) -> Level:
+    ids = np.array([vocab.get(tok, 0) for toks in lines for tok in toks], dtype=np.int64)
+    return Level(ids, np.array([len(toks) for toks in lines], dtype=np.int64))
 
 
 def _cased(line: str, opts: ChrfOptions) -> str:
