@@ -40,7 +40,8 @@ def test_the_freeze_is_registered_once_per_process():
 def test_every_command_is_a_console_function():
     scripts = {ep.name: ep.value for ep in distribution("bleu-harness").entry_points if ep.group == "console_scripts"}
     assert scripts == {"harness": "harness.app:console", "harness-score": "harness.cli:console",
-                       "harness-history": "harness.history:console", "harness-compare": "harness.compare:console"}
+                       "harness-history": "harness.history:console", "harness-compare": "harness.compare:console",
+                       "harness-import": "harness.import_data:console"}
 
 
 def test_an_ending_process_skips_the_collection_and_loses_nothing(tmp_path):
