@@ -40,7 +40,7 @@ from .core.resampling import MAX_SEED
 from .core.signature import signature, split_signature
 from .core.stats import SegmentStats
 from .errors import ConfigError
-from .score_output import dumps, format_paired_text, json_out, seed_of, tsv
+from .score_output import dumps, format_paired_text, json_out, paired_results, seed_of, tsv
 from .text.chunks import Source
 from .text.files import files_statistics
 from .text.reading import STDIN
@@ -218,17 +218,9 @@ def report_sentences(systems: list[System], opts: BleuOptions, args: argparse.Na
 def report_paired(systems: list[System], opts: BleuOptions, args: argparse.Namespace) -> str:
     """sacrebleu's ``--paired-bs`` / ``--paired-ar`` output (baseline first), or its JSON / TSV."""
     from .core.bleu import score_fn
-    from .core.significance import paired_test, signature_extra
 
-    if len(systems) < 2:
-        raise ConfigError("paired_bs" if args.paired_bs else "paired_ar",
-                          "paired tests need at least two -i files (the first is the baseline)")
+    results, extra = paired_results(args, [(s.name, s.stats) for s in systems], score_fn(opts))
     test = "bs" if args.paired_bs else "ar"
-    seed = seed_of(args)
-    results = paired_test([(s.name, s.stats) for s in systems], score_fn(opts), test, args.n_samples, seed,
-                          args.confidence)
-    n_conf = 1000 if (test == "ar" and args.confidence) else None
-    extra = signature_extra(test, results[0].n_samples, seed, n_conf)
     sig = signature(opts, systems[0].stats.nrefs_label, extra)
     if args.score_only:
         return "\n".join(f"{r.score:.{args.width}f}" for r in results)

@@ -9,8 +9,7 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from .core.chrf import ChrfOptions, ChrfScore, ChrfScoreFn, ChrfStats, chrf_signature, corpus_chrf, sentence_chrf
-from .errors import ConfigError
-from .score_output import dumps, format_paired_text, json_out, seed_of, tsv
+from .score_output import dumps, format_paired_text, json_out, paired_results, seed_of, tsv
 from .text.chrf_counting import chrf_statistics
 from .text.chunks import Source
 from .text.reading import check_parallel
@@ -93,15 +92,7 @@ def report_sentences(systems: list[ChrfSystem], opts: ChrfOptions, args: argpars
 
 def report_paired(systems: list[ChrfSystem], opts: ChrfOptions, args: argparse.Namespace) -> str:
     """sacrebleu's paired tests for chrF (bootstrap resamples scored in its float32: the same p-values)."""
-    from .core.significance import paired_test, signature_extra
-
-    if len(systems) < 2:
-        raise ConfigError("paired_bs" if args.paired_bs else "paired_ar",
-                          "paired tests need at least two -i files (the first is the baseline)")
-    test, seed = ("bs" if args.paired_bs else "ar"), seed_of(args)
-    results = paired_test([(s.name, s.stats) for s in systems], ChrfScoreFn(opts), test, args.n_samples, seed,
-                          args.confidence)
-    extra = signature_extra(test, results[0].n_samples, seed, 1000 if (test == "ar" and args.confidence) else None)
+    results, extra = paired_results(args, [(s.name, s.stats) for s in systems], ChrfScoreFn(opts))
     sig = chrf_signature(opts, systems[0].stats.nrefs_label, extra)
     if args.score_only:
         return "\n".join(f"{r.score:.{args.width}f}" for r in results)

@@ -95,3 +95,19 @@ def format_paired_text(results: Sequence[Any], width: int = 2, signature: str | 
     if signature:
         lines += ["-----------------", "Metric signatures", "-----------------", f" - {metric:<10} {signature}"]
     return "\n".join(lines).rstrip() + "\n"
+
+
+def paired_results(args: argparse.Namespace, systems: Sequence[tuple[str, Any]], score_fn: Any
+                   ) -> tuple[list[Any], dict[str, Any]]:
+    """``--paired-bs`` / ``--paired-ar`` of any metric: the results (baseline first) and the signature fields of
+    the test (``bs``/``ar``, resamples, seed)."""
+    from .core.significance import paired_test, signature_extra
+    from .errors import ConfigError
+
+    if len(systems) < 2:
+        raise ConfigError("paired_bs" if args.paired_bs else "paired_ar",
+                          "paired tests need at least two -i files (the first is the baseline)")
+    test, seed = ("bs" if args.paired_bs else "ar"), seed_of(args)
+    results = paired_test(list(systems), score_fn, test, args.n_samples, seed, args.confidence)
+    extra = signature_extra(test, results[0].n_samples, seed, 1000 if (test == "ar" and args.confidence) else None)
+    return results, extra
