@@ -66,12 +66,27 @@ def register() -> None:
     ConfigStore.instance().store(name="harness_schema", node=HarnessConfig)
     if not OmegaConf.has_resolver("harness_data"):
         OmegaConf.register_new_resolver("harness_data", bundled_data)
+    if not OmegaConf.has_resolver("harness_demo_only"):
+        OmegaConf.register_new_resolver("harness_demo_only", demo_only)
     known = set(_options("human"))
     for arg in sys.argv[1:]:
         # human=KIND selects one kind of the dataset's human scores; KIND is checked against the dataset later.
         if arg.startswith("human=") and arg.split("=", 1)[1] not in known and "," not in arg:
             kind = arg.split("=", 1)[1]
             ConfigStore.instance().store(group="human", name=kind, node={"select": kind})
+
+
+def demo_only(value: Any, root: Any, otherwise: Any = None) -> Any:
+    """``${harness_demo_only:VALUE,${dataset.root}[,OTHERWISE]}``: a bundle's name and description hold for the
+    data they describe, the bundled demo; for any other ``dataset.root`` they give way (the experiment is then
+    named after the dataset, and the saved config says what ran)."""
+    from .job.spec import DEMO_DATASET, bundled_data
+
+    try:
+        same = root is not None and Path(str(root)).resolve() == Path(bundled_data(DEMO_DATASET)).resolve()
+    except OSError:
+        same = False
+    return value if same else otherwise
 
 
 def _record(job_dir: str, record: dict[str, Any]) -> None:
@@ -159,6 +174,10 @@ def main() -> None:
         return
     register()
     from .composition import check_command_line
+
+    if "--cfg" in sys.argv[1:] or "-c" in sys.argv[1:]:  # show the values that will run, not interpolations
+        if "--resolve" not in sys.argv[1:]:
+            sys.argv.append("--resolve")
 
     try:  # before Hydra instantiates anything the config names (callbacks, launcher, logging)
         check_command_line(sys.argv[1:])

@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import re
 import signal
 import sys
 import threading
@@ -149,6 +150,24 @@ def say_languages(spec: JobSpec) -> None:
                  lang, where, ", ".join(names), tokenizer, whose)
 
 
+def mlflow_command() -> str:
+    """The ``mlflow`` command of this installation, as a path that works without the virtualenv activated (the
+    one next to this Python; else ``python -m mlflow`` with this Python), quoted for a POSIX shell."""
+    import shlex
+
+    beside = Path(sys.executable).parent / "mlflow"
+    if beside.is_file():
+        return shlex.quote(str(beside))
+    return f"{shlex.quote(sys.executable)} -m mlflow"
+
+
+def with_experiment(config_yaml: str, experiment: str) -> str:
+    """The saved config says what ran: ``experiment_name: null`` (the dataset's name) becomes the experiment the
+    job went to."""
+    return re.sub(r"^experiment_name: null$", f"experiment_name: {json.dumps(experiment)}", config_yaml, count=1,
+                  flags=re.M)
+
+
 def run_job(spec: JobSpec, config_yaml: str = "", out: TextIO | None = None) -> Outcome:
     """One job, end to end (see the module docstring). Raises :class:`~harness.errors.HarnessError` subclasses
     for everything a user can fix; a tracking failure is returned in the outcome, not raised; SIGTERM raises
@@ -169,6 +188,7 @@ def _run_job(spec: JobSpec, config_yaml: str, out: TextIO | None) -> Outcome:
     progress = Progress(spec.progress)
     check_selection(spec, layout)
     experiment = spec.experiment_for(dataset_name(spec, layout))
+    config_yaml = with_experiment(config_yaml, experiment)
     folder = JobFolder(spec.folder(experiment), job=f"{experiment}/{spec.job_name}")
     folder.check(layout.inputs() if layout is not None else _explicit_inputs(spec))  # creates nothing
     inputs = load_inputs(spec, layout)  # bad input: one error and no folder left behind
@@ -342,7 +362,7 @@ def print_summary(outcome: Outcome, out: TextIO) -> None:
         uri = str(spec.tracking_uri)
         out.write(f"MLflow: {uri}  experiment '{result.experiment}', parent run {outcome.parent_run}\n")
         if uri.startswith("sqlite:"):
-            out.write(f"  open the UI: mlflow ui --backend-store-uri {uri}\n  then: ")
+            out.write(f"  open the UI: {mlflow_command()} ui --backend-store-uri {uri}\n  then: ")
         else:
             out.write("  runs: ")
         out.write(experiment_link(uri, str(outcome.experiment_id)) + "\n")

@@ -521,9 +521,7 @@ def build_spec(config: HarnessConfig | Mapping[str, Any], overrides: Sequence[st
         safe_name(select, "human")
 
     runs_dir = check_output_folder(_path(cfg.runs_dir, "runs_dir"), "runs_dir")
-    experiment = cfg.experiment_name
-    if "dataset.root" in from_cli and "experiment_name" not in from_cli:
-        experiment = None  # the dataset's name, known once its folder is read
+    experiment = cfg.experiment_name  # null: the dataset's name, known once its folder is read
     if experiment is not None:
         experiment = safe_name(str(experiment), "experiment_name")
     out = None if cfg.output_dir is None else check_output_folder(_path(cfg.output_dir, "output_dir"), "output_dir")

@@ -6,9 +6,12 @@ MLflow's record of a rerun and versions are tested on the job runner: tests/test
 from __future__ import annotations
 
 import json
+import sys
+from pathlib import Path
 
 import pandas as pd
 import pytest
+import yaml
 
 from harness.sinks.parquet import read_metadata
 from harness.storage.manifest import verified_files
@@ -41,6 +44,10 @@ def test_demo_prints_tables_and_locations(demo):
     assert "BLEU against ref-C+ref-D" in out and "ref-A (human)" in out and "mqm" in out
     assert "sacrebleu: nrefs:2|case:mixed|eff:no|tok:13a" in out
     assert "mlflow ui --backend-store-uri sqlite:///" in out and str(demo["out"]) in out
+    # the command works as printed, without the virtualenv activated: the mlflow next to this Python
+    command = next(line for line in out.splitlines() if "open the UI:" in line).split("open the UI: ", 1)[1]
+    assert command.split()[0] == str(Path(sys.executable).parent / "mlflow")
+    assert Path(command.split()[0]).is_file()
     assert "Traceback" not in demo["proc"].stderr and "Creating initial MLflow database" not in demo["proc"].stderr
 
 
@@ -93,6 +100,14 @@ def test_a_dataset_folder_names_the_experiment_and_the_job(tmp_path):
     table = pd.read_parquet(folder / "system_scores.parquet")
     assert set(table["dataset"]) == {"mini"} and sorted(table["system"]) == ["Nemo", "Online-W", "UEdin"]
     assert "BLEU against ref-C" in proc.stdout
+    # what is saved and shown is what ran: the experiment is the dataset's, the demo's description gone
+    saved = yaml.safe_load((folder / "config.yaml").read_text())
+    assert saved["experiment_name"] == "mini" and saved["description"] == ""
+    assert yaml.safe_load(read_metadata(folder / "system_scores.parquet")["config"])["experiment_name"] == "mini"
+    shown = yaml.safe_load(harness_here(tmp_path, "--cfg", "job", f"dataset.root={ds}").stdout)
+    assert shown["experiment_name"] is None and shown["description"] == ""  # null: the dataset's name
+    demo = yaml.safe_load(harness_here(tmp_path, "--cfg", "job").stdout)
+    assert demo["experiment_name"] == "demo" and demo["description"].startswith("WMT21 en-de news")
 
 
 def test_sweep_on_local_cores_with_a_failing_job(tmp_path):
