@@ -7,13 +7,21 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 from ..arguments import OneLineParser, console_command
 from ..errors import HarnessError
 from .output import as_json, format_text, format_tsv, gate, plot
 from .result import History, HistoryError
-from .runs import cut_versions, default_tracking_uri, experiment_id, open_client, select_versions, system_runs
+from .runs import (
+    cut_versions,
+    default_experiment,
+    default_tracking_uri,
+    experiment_id,
+    open_client,
+    select_versions,
+    system_runs,
+)
 from .statistics import check_comparable, logged_statistics, tested_steps, untested_steps
 
 PROG = "harness-history"
@@ -29,7 +37,9 @@ def build_parser() -> argparse.ArgumentParser:
         "paired tests between versions on the stored per-segment statistics.",
         epilog="Exit status: 0 ok, 1 regression (--fail-on-regression), 2 nothing can be answered.")
     p.add_argument("--system", required=True, metavar="NAME", help="the system (MLflow tag system)")
-    p.add_argument("--experiment", default="demo", help="MLflow experiment (harness experiment_name; default demo)")
+    p.add_argument("--experiment", default=None,
+                   help="MLflow experiment (harness experiment_name; default: the experiment of the jobs under "
+                        "--runs-dir that has runs of --system)")
     p.add_argument("--tracking-uri", default=None, metavar="URI",
                    help="MLflow tracking URI (default: sqlite:///<abs>/RUNS_DIR/mlflow.db, like harness)")
     p.add_argument("--runs-dir", default="runs", help="where the default local store lives (default runs)")
@@ -57,6 +67,17 @@ def build_parser() -> argparse.ArgumentParser:
 
 def history(args: argparse.Namespace) -> History:
     """Collect, check and test: the versions in order, each against the ones before it."""
+
+    uri = args.tracking_uri or default_tracking_uri(args.runs_dir)
+    client = open_client(uri)
+    name = args.experiment or default_experiment(client, Path(args.runs_dir), args.system, uri)
+    try:
+        return _history(args, client, uri, name)
+    except HistoryError as exc:  # every error names where it looked
+        raise HistoryError(f"{exc} [store {uri}, experiment {name!r}]") from None
+
+
+def _history(args: argparse.Namespace, client: Any, uri: str, name: str) -> History:
     from ..core.bleu import score_fn
     from ..core.options import make_options
     from ..core.profiles import get_profile
@@ -64,9 +85,7 @@ def history(args: argparse.Namespace) -> History:
     from ..core.significance import DEFAULT_SAMPLES, TEST_NAMES
     from ..errors import ConfigError
 
-    uri = args.tracking_uri or default_tracking_uri(args.runs_dir)
-    client = open_client(uri)
-    exp = experiment_id(client, args.experiment)
+    exp = experiment_id(client, name)
     versions, refset = select_versions(system_runs(client, exp, args.system), args.system, args.refset, args.variant,
                                        args.dataset)
     versions = cut_versions(versions, args.up_to)
@@ -85,7 +104,7 @@ def history(args: argparse.Namespace) -> History:
         fn = score_fn(opts)
         mats = logged_statistics(client, versions, args.system, refset, args.variant, fn)
         steps, test, n_samples = tested_steps(versions, mats, fn, args.test, args.n_samples, args.seed, args.alpha)
-    return History(system=args.system, experiment=args.experiment, tracking_uri=uri,
+    return History(system=args.system, experiment=name, tracking_uri=uri,
                    dataset=",".join(sorted({v.dataset for v in versions})), refset=refset, variant=args.variant,
                    signature=signature, alpha=args.alpha, seed=args.seed, test=test, n_samples=n_samples,
                    versions=tuple(versions), steps=steps, no_tests=no_tests)

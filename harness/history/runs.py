@@ -65,6 +65,30 @@ def _is_store(path: Path) -> bool:
     return {"experiments", "runs", "alembic_version"} <= tables
 
 
+def default_experiment(client: Any, runs_dir: Path, system: str, uri: str) -> str:
+    """The experiment of the jobs under ``runs_dir`` (``runs/<experiment>/<job>/``; without job folders there,
+    every experiment of the store): the only one, else the only one with runs of ``system``; otherwise one error
+    listing them."""
+    found = sorted(p.name for p in runs_dir.iterdir() if p.is_dir() and not p.name.startswith(".")) \
+        if runs_dir.is_dir() else []
+    known = [n for n in found if client.get_experiment_by_name(n) is not None]  # not cache/, mlartifacts/
+    if len(known) == 1:
+        return known[0]
+    if not known:
+        known = sorted(e.name for e in client.search_experiments())
+    quoted = _quote(system)
+    with_system = [n for n in known if quoted and client.search_runs(
+        [experiment_id(client, n)], filter_string=f"tags.system = {quoted}", max_results=1)]
+    if len(with_system) == 1:
+        return with_system[0]
+    if not with_system:
+        raise HistoryError(f"no experiment given, and none in the store {uri} has runs of system {system!r} "
+                           f"(experiments: {', '.join(known) or 'none'}); give --experiment NAME")
+    raise HistoryError(f"the jobs under {runs_dir} are in several experiments"
+                       f"{' with runs of ' + repr(system) if with_system else ''} "
+                       f"({', '.join(with_system or known)}); give --experiment NAME [store {uri}]")
+
+
 def experiment_id(client: Any, name: str) -> str:
     found = client.get_experiment_by_name(name)
     if found is None:

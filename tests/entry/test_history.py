@@ -29,6 +29,7 @@ from harness.cli import run as score_run
 from harness.history import Version, main, order_versions
 from harness.job.spec import build_spec
 from harness.runner import Outcome, run_job
+from harness.sinks.mlflow_store import default_uri
 from support import DEMO, base_config, executable, make_dataset, read_lines, write_lines
 
 pytestmark = pytest.mark.slow  # end to end: the fast tier (-m 'not slow') leaves it out
@@ -305,17 +306,27 @@ def test_errors_are_one_line_and_hydra_is_never_imported(local):
     for key in errors:
         assert err[key]["returncode"] == 2, key
         assert len(err[key]["stderr"].strip().splitlines()) == 1 and "Traceback" not in err[key]["stderr"], key
+    store = f"[store sqlite:///{(local['runs'] / 'mlflow.db').resolve()}"
     assert err["unknown_system"]["stderr"].strip() == (
-        "harness-history: error: no finished runs of system 'nobody' (systems found: mymodel)")
+        f"harness-history: error: no finished runs of system 'nobody' (systems found: mymodel) {store}, "
+        "experiment 'test']")
     assert err["unknown_experiment"]["stderr"].strip() == (
         "harness-history: error: no experiment 'nope' in the tracking store (experiments found: Default, template, "
-        "test)")
+        f"test) {store}, experiment 'nope']")
     assert "no such version (versions found: 1, 2, 3, 4, 5, 6)" in err["bad_up_to"]["stderr"]
     assert "--n-samples must be a positive integer" in err["bad_n_samples"]["stderr"]
     single = err["single"]
     assert "only one version of mymodel (1)" in single["stderr"] and "nothing to compare" in single["stderr"]
     assert single["stdout"].splitlines()[-2].split()[:2] == ["1", f"{local['oracle']['1-2'][0]['score']:.2f}"]
     assert single["stdout"].splitlines()[-1] == "(one version: nothing to compare yet)"
+
+
+def test_the_experiment_defaults_to_the_jobs_under_runs(local, tmp_path):
+    """Without --experiment: the experiment of the jobs under --runs-dir, or (no job folders left there, as
+    here) the only experiment of the store with runs of the system: test."""
+    proc = history("--system", "mymodel", "--runs-dir", str(local["runs"]), "--up-to", "5", "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["experiment"] == "test"
 
 
 def test_no_store(tmp_path):
@@ -345,7 +356,7 @@ def test_segment_table_must_be_the_one_its_manifest_lists(tmp_path, runs_with_st
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1
     assert proc.stderr.strip() == (f"harness-history: error: job run {outcome.parent_run}: segment_scores.parquet is "
                                    "not the one its manifest.json lists (an incomplete or mixed generation); refusing "
-                                   "to test on it")
+                                   f"to test on it [store {default_uri(runs_with_store)}, experiment 'test']")
     manifest.unlink()
     proc = history(*argv)
     assert proc.returncode == 2 and f"job run {outcome.parent_run} has no manifest.json artifact" in proc.stderr
