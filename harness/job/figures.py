@@ -1,11 +1,13 @@
-"""Figures of a job, for a paper: PNG at 200 dpi and PDF (vector), drawn from the result only.
+"""Figures of a job, for a paper: PNG at 200 dpi and PDF (vector), a column (3.3 in) or a page (6.9 in) wide,
+drawn from the job's tables alone (:class:`FigureTables`: ``FigureTables.read(job_folder)`` redraws them).
 
-- ``bleu_by_system``: BLEU per system against the full reference set with bootstrap intervals, systems sorted by
-  score, one panel (and axis) per metric family (word-level and character-level BLEU are not on one scale),
-  variants that give identical numbers drawn once.
-- ``bleu_vs_human_<kind>``: BLEU against each kind of human score, one panel per distinct variant, least-squares
-  line over the MT systems, human translations marked; labels placed so they cover no other label or marker.
-- ``blocks`` (paper protocol): mean block BLEU +- one standard deviation per system.
+- ``bleu_by_system``: scores per system against the full reference set with bootstrap intervals, one panel (and
+  axis) per scale (word-level and character-level BLEU, chrF, each imported metric), the systems in one order in
+  every panel (the first variant's, best on top), variants that give identical numbers drawn once.
+- ``bleu_vs_human_<kind>``: each distinct variant against each kind of human scores (``system_scores``'s
+  ``human.<kind>``), least-squares line over the MT systems, human translations marked; labels placed so they
+  cover no other label or marker; every axis says which way is better.
+- ``blocks`` (paper protocol): mean block BLEU +- one standard deviation per system (the ``blocks`` table).
 
 Colours are the Okabe-Ito palette (distinct for colour-blind readers); legends sit outside the data.
 matplotlib is imported lazily (Agg backend: no display needed). :func:`drawn_aside` draws them in a child process
@@ -16,21 +18,24 @@ figures (split over two processes) while the job writes its tables.
 from __future__ import annotations
 
 import contextlib
+import json
 import math
 import os
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import numpy as np
 
 from ..storage.files import atomic_write, inside
 from .aside import Aside, aside
-from .result import JobResult
 
 OKABE_ITO = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000"]
 MARKERS = ["o", "s", "D", "^", "v", "P", "X", "*"]
 DPI = 200
+#: A paper's column and page widths (inches): a figure is one or the other.
+COLUMN, PAGE = 3.3, 6.9
 
 
 def pyplot() -> Any:
@@ -68,68 +73,120 @@ def _save(fig: Any, folder: Path, stem: str) -> list[str]:
     return names
 
 
-def family(variant: Any) -> str:
-    """The scale a variant's scores are on: BLEU over characters is on another scale than BLEU over words, chrF
-    on its own."""
-    if variant.family == "scores":  # an imported metric is on its own scale
-        return variant.name
-    if not variant.is_bleu:
-        return variant.measure.label
-    return "character-level BLEU" if str(variant.options.tokenize) == "char" else "word-level BLEU"
+@dataclass(frozen=True)
+class FigureTables:
+    """What the figures read: the job's tables and their metadata, nothing else, so that anyone can redraw every
+    figure from the Parquet files (:meth:`read`) as the job drew it."""
+
+    dataset: str
+    full_refset: str
+    system_scores: list[dict[str, Any]]  # the rows of the full reference set, in table order
+    kinds: dict[str, dict[str, Any]]  # kinds of human scores with correlations: higher_is_better, column
+    blocks: list[dict[str, Any]]
+
+    @classmethod
+    def of(cls, tables: Mapping[str, Any], meta: Mapping[str, str]) -> FigureTables:
+        """From Arrow tables (``build_tables``) and the metadata the job writes with them."""
+        full = meta["full_refset"]
+        rows = [r for r in tables["system_scores"].to_pylist() if r["refset"] == full]
+        correlated = set(tables["correlations"].column("human_score").to_pylist()) if "correlations" in tables \
+            else set()
+        kinds = {k: v for k, v in json.loads(meta.get("human_kinds", "{}")).items() if k in correlated}
+        blocks = tables["blocks"].to_pylist() if "blocks" in tables else []
+        return cls(meta["dataset"], full, rows, kinds, blocks)
+
+    @classmethod
+    def of_result(cls, result: Any) -> FigureTables:
+        """From a job's result, through the tables it writes (what the job itself does)."""
+        from .tables import build_tables, human_kinds
+
+        return cls.of(build_tables(result), {"dataset": result.dataset, "full_refset": result.full_refset,
+                                             "human_kinds": json.dumps(human_kinds(result))})
+
+    @classmethod
+    def read(cls, folder: str | Path) -> FigureTables:
+        """From a job folder's Parquet files."""
+        import pyarrow.parquet as pq
+
+        root = Path(folder)
+        tables = {p.stem: pq.read_table(p) for p in root.glob("*.parquet")}
+        meta = tables["system_scores"].schema.metadata or {}
+        return cls.of(tables, {k.decode(): v.decode() for k, v in meta.items()})
 
 
-def _distinct_variants(result: JobResult) -> list[Any]:
-    from .report import identical_variants
+def family(row: Mapping[str, Any]) -> str:
+    """The scale a row's scores are on: BLEU over characters is on another scale than BLEU over words, chrF on its
+    own, an imported metric on its own."""
+    if row["metric"] == "scores":
+        return str(row["variant"])
+    if row["metric"] == "chrf":
+        return "chrF"
+    return "character-level BLEU" if "|tok:char|" in row["signature"] else "word-level BLEU"
 
-    same = identical_variants(result)
-    return [v for v in result.spec.variants if v.name not in same]
+
+def _label(row: Mapping[str, Any]) -> str:
+    version = row.get("system_version") or ""
+    return row["system"] + (f"@{version}" if version else "")
 
 
-def bleu_by_system(result: JobResult, folder: Path) -> list[str]:
+def _distinct(data: FigureTables) -> list[str]:
+    """The variants to draw, in table order: one of each group of variants with identical numbers."""
+    return list(dict.fromkeys(r["variant"] for r in data.system_scores if r["same_as"] is None))
+
+
+def _higher(what: str) -> str:
+    return f"{what}\n(higher is better)"
+
+
+def bleu_by_system(data: FigureTables, folder: Path) -> list[str]:
+    """Scores per system, one panel per scale, the systems in one order everywhere (by the first variant's score,
+    best on top)."""
     plt = pyplot()
-    full = result.full_refset
-    variants = _distinct_variants(result)
-    families: dict[str, list[Any]] = {}
+    variants = _distinct(data)
+    cells = {(_label(r), r["variant"]): r for r in data.system_scores}
+    families: dict[str, list[str]] = {}
     for v in variants:
-        families.setdefault(family(v), []).append(v)
-    cells = {(c.system.label, c.variant.name): c for c in result.cells_of(full)}
-    systems = list(dict.fromkeys(c.system.label for c in result.cells_of(full)))
-    colour = {v.name: OKABE_ITO[i % len(OKABE_ITO)] for i, v in enumerate(variants)}
-    marker = {v.name: MARKERS[i % len(MARKERS)] for i, v in enumerate(variants)}
-    height = max(2.2, 0.32 * len(systems) + 0.9)
-    fig, axes = plt.subplots(1, len(families), figsize=(3.6 * len(families) + 1.4, height), squeeze=False,
-                             layout="constrained")
-    for ax, (fam, vs) in zip(axes[0], families.items()):
-        key = vs[0].name
-        order = sorted(systems, key=lambda s: np.nan_to_num(cells[(s, key)].score.score, nan=-np.inf))  # best on top
+        first = next(r for r in data.system_scores if r["variant"] == v)
+        families.setdefault(family(first), []).append(v)
+    systems = list(dict.fromkeys(_label(r) for r in data.system_scores))
+    key = variants[0]
+    order = sorted(systems, key=lambda s: np.nan_to_num(cells[(s, key)]["score"], nan=-np.inf))  # best on top
+    colour = {v: OKABE_ITO[i % len(OKABE_ITO)] for i, v in enumerate(variants)}
+    marker = {v: MARKERS[i % len(MARKERS)] for i, v in enumerate(variants)}
+    width = COLUMN if len(families) == 1 else PAGE
+    height = max(2.0, 0.22 * len(systems) + 1.3)
+    ncol = min(len(families), 3)
+    nrow = math.ceil(len(families) / ncol)
+    fig, axes = plt.subplots(nrow, ncol, figsize=(width, height * nrow), squeeze=False, layout="constrained")
+    for ax in axes.ravel()[len(families):]:
+        ax.set_visible(False)
+    for k, (ax, (fam, vs)) in enumerate(zip(axes.ravel(), families.items())):
         offsets = np.linspace(-0.22, 0.22, len(vs)) if len(vs) > 1 else [0.0]
         for off, v in zip(offsets, vs):
-            xs = np.array([cells[(s, v.name)].score.score for s in order])
-            lo = np.array([cells[(s, v.name)].ci_low for s in order])
-            hi = np.array([cells[(s, v.name)].ci_high for s in order])
+            xs = np.array([cells[(s, v)]["score"] for s in order], dtype=float)
+            lo = np.array([np.nan if cells[(s, v)]["ci_low"] is None else cells[(s, v)]["ci_low"] for s in order],
+                          dtype=float)
+            hi = np.array([np.nan if cells[(s, v)]["ci_high"] is None else cells[(s, v)]["ci_high"]
+                           for s in order], dtype=float)
             ys = np.arange(len(order)) + off
             has = np.isfinite(lo)
             ax.errorbar(xs[has], ys[has], xerr=[xs[has] - lo[has], hi[has] - xs[has]], fmt="none",
-                        ecolor=colour[v.name], elinewidth=1, capsize=2, alpha=0.8)
-            ax.plot(xs, ys, linestyle="none", marker=marker[v.name], color=colour[v.name], markersize=4,
-                    label=v.name)
-        ax.set_yticks(np.arange(len(order)),
-                      [s + (" (human)" if cells[(s, key)].system.human else "") for s in order])
-        ax.set_xlabel(fam)
+                        ecolor=colour[v], elinewidth=1, capsize=2, alpha=0.8)
+            ax.plot(xs, ys, linestyle="none", marker=marker[v], color=colour[v], markersize=3.5, label=v)
+        labels = [s + (" (human)" if cells[(s, key)]["human"] else "") for s in order]
+        ax.set_yticks(np.arange(len(order)), labels if k % ncol == 0 else [])
+        ax.set_xlabel(_higher(fam))
         ax.grid(axis="x", alpha=0.3)
         ax.set_ylim(-0.6, len(order) - 0.4)
-        ax.set_title(fam[0].upper() + fam[1:] if fam.endswith("BLEU") else fam)
-    for ax in axes[0][1:]:
-        ax.tick_params(axis="y", labelleft=True)
-    handles, labels = [], []
-    for ax in axes[0]:
+        ax.xaxis.set_major_locator(plt.MaxNLocator(4))
+    handles, names = [], []
+    for ax in axes.ravel():
         for h, lab in zip(*ax.get_legend_handles_labels()):
-            if lab not in labels:
+            if lab not in names:
                 handles.append(h)
-                labels.append(lab)
-    fig.legend(handles, labels, loc="outside lower center", ncol=min(6, len(labels)), frameon=False,
-               title=f"variant (references {full}; bars: 95% bootstrap interval)")
-    fig.suptitle(f"{'BLEU' if all(v.is_bleu for v in variants) else 'Scores'} per system, {result.dataset}")
+                names.append(lab)
+    fig.legend(handles, names, loc="outside lower center", ncol=min(4 if width == PAGE else 2, len(names)),
+               frameon=False, title=f"references {data.full_refset}; bars: 95% bootstrap interval")
     _freeze_layout(fig)
     return _save(fig, folder, "bleu_by_system")
 
@@ -183,35 +240,35 @@ def place_labels(ax: Any, xs: Sequence[float] | np.ndarray, ys: Sequence[float] 
                     arrowprops={"arrowstyle": "-", "lw": 0.4, "color": "0.5"} if moved else None)
 
 
-def _kinds(result: JobResult) -> list[Any]:
-    """The kinds of human scores with correlations (each has its ``bleu_vs_human_<kind>``)."""
-    return [h for h in result.inputs.human if any(r.human_score == h.name for r in result.correlations)]
-
-
-def _bleu_vs_human(result: JobResult, human: Any, folder: Path) -> list[str]:
+def _bleu_vs_human(data: FigureTables, kind: str, folder: Path) -> list[str]:
+    """Each distinct variant's score against one kind of human scores, one panel each (column width for one,
+    two columns at page width for more), least-squares line over the MT systems, human translations marked."""
     plt = pyplot()
-    full = result.full_refset
-    variants = _distinct_variants(result)
-    h = human.oriented()
-    ncol = min(4, len(variants))
+    info = data.kinds[kind]
+    sign = 1.0 if info["higher_is_better"] else -1.0
+    variants = _distinct(data)
+    ncol = 1 if len(variants) == 1 else 2
     nrow = math.ceil(len(variants) / ncol)
-    row_height = 2.9 + 0.1 * max(0, len(h.sys) - 12)  # room for the labels of many systems
-    fig, axes = plt.subplots(nrow, ncol, figsize=(3.3 * ncol, row_height * nrow + 0.6), squeeze=False,
-                             sharey=True, layout="constrained")
+    n_sys = len({_label(r) for r in data.system_scores})
+    panel_h = 2.3 + 0.04 * max(0, n_sys - 10)
+    fig, axes = plt.subplots(nrow, ncol, figsize=(COLUMN if ncol == 1 else PAGE, panel_h * nrow + 0.5),
+                             squeeze=False, sharey=True, layout="constrained")
     for ax in axes.ravel()[len(variants):]:
         ax.set_visible(False)
     points = []
+    human_axis = _higher(f"{kind}" + ("" if info["higher_is_better"] else ", negated"))
     for k, (ax, v) in enumerate(zip(axes.ravel(), variants)):
-        cells = [c for c in result.cells_of(full, v.name) if c.system.label in h.sys and np.isfinite(c.score.score)]
-        x = np.array([c.score.score for c in cells])
-        y = np.array([h.sys[c.system.label] for c in cells])
-        human_mask = np.array([c.system.human for c in cells])
-        ax.scatter(x[~human_mask], y[~human_mask], s=14, color=OKABE_ITO[0], label="MT system", zorder=3)
+        rows = [r for r in data.system_scores if r["variant"] == v and r[info["column"]] is not None
+                and np.isfinite(r[info["column"]]) and r["score"] is not None and np.isfinite(r["score"])]
+        x = np.array([r["score"] for r in rows], dtype=float)
+        y = sign * np.array([r[info["column"]] for r in rows], dtype=float)
+        human_mask = np.array([bool(r["human"]) for r in rows], dtype=bool)
+        ax.scatter(x[~human_mask], y[~human_mask], s=12, color=OKABE_ITO[0], label="MT system", zorder=3)
         if human_mask.any():
-            ax.scatter(x[human_mask], y[human_mask], s=22, color=OKABE_ITO[5], marker="D",
+            ax.scatter(x[human_mask], y[human_mask], s=18, color=OKABE_ITO[5], marker="D",
                        label="human translation", zorder=3)
         mt = ~human_mask
-        title = v.name
+        title = v
         if mt.sum() >= 2 and np.ptp(x[mt]) > 0:
             slope, icept = np.polyfit(x[mt], y[mt], 1)
             xs = np.linspace(x[mt].min(), x[mt].max(), 10)
@@ -219,65 +276,65 @@ def _bleu_vs_human(result: JobResult, human: Any, folder: Path) -> list[str]:
             if mt.sum() >= 3:
                 title += f": r = {np.corrcoef(x[mt], y[mt])[0, 1]:.3f} (MT)"
         ax.set_title(title)
-        ax.set_xlabel(f"BLEU ({family(v).split(' ')[0]})" if v.is_bleu else family(v))
+        fam = family(rows[0]) if rows else v
+        ax.set_xlabel(_higher(f"BLEU, {fam.split('-')[0]}-level" if fam.endswith("BLEU") else fam))
         if k % ncol == 0:
-            ax.set_ylabel(f"human score: {h.name}" + ("" if human.higher_is_better else " (negated)"))
+            ax.set_ylabel(human_axis)
         ax.grid(alpha=0.3)
-        pad = 0.25 * (np.ptp(x) or 1.0)
-        ax.set_xlim(x.min() - pad, x.max() + pad)
-        ypad = 0.08 * (np.ptp(y) or 1.0)
-        ax.set_ylim(min(ax.get_ylim()[0], y.min() - ypad), max(ax.get_ylim()[1], y.max() + ypad))
-        points.append((ax, x, y, [c.system.label for c in cells]))
+        if len(x):
+            pad = 0.3 * (np.ptp(x) or 1.0)
+            ax.set_xlim(x.min() - pad, x.max() + pad)
+            ypad = 0.1 * (np.ptp(y) or 1.0)
+            ax.set_ylim(min(ax.get_ylim()[0], y.min() - ypad), max(ax.get_ylim()[1], y.max() + ypad))
+        ax.xaxis.set_major_locator(plt.MaxNLocator(4))
+        points.append((ax, x, y, [_label(r) for r in rows]))
     handles, labels = axes[0][0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="outside lower center", ncol=3, frameon=False)
-    what = "BLEU" if all(v.is_bleu for v in variants) else "Metrics"
-    fig.suptitle(f"{what} vs human judgments ({h.name}), {result.dataset}, references {full}")
     renderer = _freeze_layout(fig)  # labels are placed in the final display coordinates
     for ax, x, y, text in points:
-        place_labels(ax, x, y, text, renderer)
-    return _save(fig, folder, f"bleu_vs_human_{human.name}")
+        place_labels(ax, x, y, text, renderer, fontsize=5.5)
+    return _save(fig, folder, f"bleu_vs_human_{kind}")
 
 
-def blocks(result: JobResult, folder: Path) -> list[str]:
-    if not result.blocks:
+def blocks(data: FigureTables, folder: Path) -> list[str]:
+    if not data.blocks:
         return []
     plt = pyplot()
-    variants = list(dict.fromkeys(b.variant for b in result.blocks))[:3]
-    first = [b for b in result.blocks if b.variant == variants[0]]
-    order = [b.system.label for b in first]
-    fig, ax = plt.subplots(figsize=(6.5, max(2.2, 0.32 * len(order) + 0.9)), layout="constrained")
+    variants = list(dict.fromkeys(b["variant"] for b in data.blocks))[:3]
+    first = [b for b in data.blocks if b["variant"] == variants[0]]
+    order = [_label(b) for b in first]
+    fig, ax = plt.subplots(figsize=(PAGE, max(2.2, 0.26 * len(order) + 0.9)), layout="constrained")
     offsets = np.linspace(-0.2, 0.2, len(variants)) if len(variants) > 1 else [0.0]
     for i, (off, v) in enumerate(zip(offsets, variants)):
-        rows = {b.system.label: b for b in result.blocks if b.variant == v}
+        rows = {_label(b): b for b in data.blocks if b["variant"] == v}
         ys = np.arange(len(order))[::-1] + off
-        ax.errorbar([rows[s].mean for s in order], ys, xerr=[rows[s].std for s in order], fmt=MARKERS[i],
+        ax.errorbar([rows[s]["mean"] for s in order], ys, xerr=[rows[s]["std"] for s in order], fmt=MARKERS[i],
                     color=OKABE_ITO[i], capsize=2, markersize=4, label=v)
     ax.set_yticks(np.arange(len(order))[::-1], order)
-    ax.set_xlabel(f"mean BLEU over {len(first[0].blocks)} blocks (+- one standard deviation)")
+    ax.set_xlabel(_higher(f"mean BLEU over {len(first[0]['block_scores'])} blocks, +- one standard deviation"))
     ax.grid(axis="x", alpha=0.3)
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
-    ax.set_title("The paper's block protocol")
     _freeze_layout(fig)
     return _save(fig, folder, "blocks")
 
 
-def _figures(result: JobResult) -> list[Callable[[Path], list[str]]]:
+def _figures(result: FigureTables) -> list[Callable[[Path], list[str]]]:
     """Every figure of the job as a function of the folder it is drawn into, in the order of :func:`draw`."""
-    return [partial(bleu_by_system, result), *(partial(_bleu_vs_human, result, h) for h in _kinds(result)),
+    return [partial(bleu_by_system, result), *(partial(_bleu_vs_human, result, k) for k in result.kinds),
             *([partial(blocks, result)] if result.blocks else [])]
 
 
-def draw(result: JobResult, folder: Path) -> list[str]:
+def draw(result: FigureTables, folder: Path) -> list[str]:
     """Every figure of the job into ``folder``; returns the file names."""
     return [name for names in _draw_share(result, folder, 0, 1) for name in names]
 
 
-def _draw_share(result: JobResult, folder: Path, share: int, shares: int) -> list[list[str]]:
+def _draw_share(result: FigureTables, folder: Path, share: int, shares: int) -> list[list[str]]:
     """Figures ``share``, ``share + shares``, ... of :func:`_figures`; the file names of each."""
     return [fig(folder) for fig in _figures(result)[share::shares]]
 
 
-def _share_of(result: JobResult, folder: Path, share: int, shares: int, _sent: Any) -> list[list[str]]:
+def _share_of(result: FigureTables, folder: Path, share: int, shares: int, _sent: Any) -> list[list[str]]:
     """:func:`_draw_share` as the work of an :func:`~.aside.aside` child (which is sent nothing it needs)."""
     return _draw_share(result, folder, share, shares)
 
@@ -294,7 +351,7 @@ def warm_up() -> None:
     font_manager.findfont(font_manager.FontProperties())
 
 
-def _draw_split(result: JobResult, folder: Path) -> list[str]:
+def _draw_split(result: FigureTables, folder: Path) -> list[str]:
     """Every figure, drawn by this process and, on two cores with two figures or more, a copy of it forked now
     (warm: nothing to import again), each every second figure; the file names in the order of :func:`draw`."""
     shares = min(2 if (os.cpu_count() or 1) >= 2 else 1, len(_figures(result))) or 1

@@ -14,7 +14,7 @@ import pyarrow as pa
 
 from ..core.bleu import BleuScore
 from ..core.stats import SegmentStats
-from .result import JobResult
+from .result import JobResult, identical_variants
 
 SYSTEM_COLUMNS = ["dataset", "refset", "system", "variant", "human", "bleu", "precisions", "bp", "ratio", "hyp_len",
                   "ref_len", "signature", "ci_low", "ci_high"]
@@ -49,14 +49,26 @@ def _bleu_parts(score: Any) -> dict[str, Any]:
             "totals": score.totals}
 
 
+def human_column(kind: str) -> str:
+    """The ``system_scores`` column of one kind of human scores (as published: see ``human_kinds``)."""
+    return f"human.{kind}"
+
+
 def system_scores(result: JobResult) -> pa.Table:
-    """One row per system x refset x variant: ``metric`` (the variant's family: ``bleu``, ``chrf``) and ``score``
-    for every family; ``bleu`` and BLEU's parts on BLEU rows (NaN or null on the others)."""
+    """One row per system x refset x variant: ``metric`` (the variant's family: ``bleu``, ``chrf``, ``scores``)
+    and ``score`` for every family; ``bleu`` and BLEU's parts on BLEU rows (NaN or null on the others); the
+    system's score of every kind of human judgments (``human.<kind>``, as published, NaN without one); ``same_as``:
+    the earlier variant whose every number this one's equal (shown once in the report and figures)."""
+    kinds = [h for h in result.inputs.human]
+    same = identical_variants(result.cells, result.correlations, result.clusters, result.differences)
     cols: dict[str, list[Any]] = {k: [] for k in [*SYSTEM_COLUMNS, "system_version", "refs_used", "counts", "totals",
                                                   "system_sha256", "sentence_signature", "cluster", "metric",
-                                                  "score"]}
+                                                  "score", "same_as", *(human_column(h.name) for h in kinds)]}
     clusters = {(k.refset, k.variant, k.row.system): k.row.cluster for k in result.clusters}
     for c in result.cells:
+        for h in kinds:
+            cols[human_column(h.name)].append(h.sys.get(c.system.label, NAN))
+        cols["same_as"].append(same.get(c.variant.name))
         s = c.score
         parts = _bleu_parts(s)
         for key, value in (("dataset", result.dataset), ("refset", c.refset), ("system", c.system.name),
@@ -71,7 +83,8 @@ def system_scores(result: JobResult) -> pa.Table:
     return _table(cols, {"precisions": pa.list_(_FLOAT), "counts": pa.list_(pa.int64()),
                          "totals": pa.list_(pa.int64()), "bleu": _FLOAT, "ci_low": _FLOAT, "ci_high": _FLOAT,
                          "cluster": pa.int64(), "score": _FLOAT, "bp": _FLOAT, "ratio": _FLOAT, "hyp_len": _FLOAT,
-                         "ref_len": _FLOAT})
+                         "ref_len": _FLOAT, "same_as": pa.string(),
+                         **{human_column(h.name): _FLOAT for h in kinds}})
 
 
 def segment_scores(result: JobResult) -> pa.Table:
@@ -179,6 +192,25 @@ def variant_ranking(result: JobResult) -> pa.Table:
     return _table(cols, {**{k: pa.string() for k in names[:5]}, "value": _FLOAT, "rank": pa.int64()})
 
 
+def blocks(result: JobResult) -> pa.Table:
+    """``paper_protocol``: per variant and system, BLEU of each block of the paper's protocol, its mean and
+    standard deviation (rows in the protocol's order: by mean, best first)."""
+    names = ["refset", "variant", "system", "system_version", "mean", "std", "block_scores"]
+    cols: dict[str, list[Any]] = {k: [] for k in names}
+    for b in result.blocks:
+        for key, value in zip(names, (b.refset, b.variant, b.system.name, _version(b.system.version), b.mean, b.std,
+                                      list(b.blocks))):
+            cols[key].append(value)
+    return _table(cols, {**{k: pa.string() for k in names[:4]}, "mean": _FLOAT, "std": _FLOAT,
+                         "block_scores": pa.list_(_FLOAT)})
+
+
+def human_kinds(result: JobResult) -> dict[str, dict[str, Any]]:
+    """The tables' metadata on the kinds of human scores: direction and where the system scores came from."""
+    return {h.name: {"higher_is_better": h.higher_is_better, "column": human_column(h.name),
+                     "system_scores_from": sorted(set(h.sys_source.values()))} for h in result.inputs.human}
+
+
 def build_tables(result: JobResult) -> dict[str, pa.Table]:
     """Every table of the job, by name (``segment_scores`` only with ``segment_table``; ``variant_ranking`` with
     ``meta_eval``)."""
@@ -190,4 +222,6 @@ def build_tables(result: JobResult) -> dict[str, pa.Table]:
     out["variant_significance"] = variant_significance(result)
     if result.spec.meta_eval:
         out["variant_ranking"] = variant_ranking(result)
+    if result.blocks:
+        out["blocks"] = blocks(result)
     return out

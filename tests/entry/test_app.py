@@ -69,6 +69,23 @@ def test_demo_tables_match_sacrebleu(demo, sacrebleu_stats):
     assert table["ci_low"].notna().sum() == 9 * 3 * 4  # every additive variant has a bootstrap interval
 
 
+def test_every_figure_can_be_redrawn_from_the_tables_alone(demo, tmp_path):
+    """The figures are drawn from the published Parquet tables and their metadata only: read back from the folder,
+    they give the very same PNGs (bytes), and the table holds every point of the BLEU-vs-human scatter."""
+    from harness.job.figures import FigureTables, draw
+
+    pngs = sorted(p.name for p in demo["out"].glob("*.png"))
+    assert {"bleu_by_system.png", "bleu_vs_human_mqm.png"} <= set(pngs)
+    redrawn = draw(FigureTables.read(demo["out"]), tmp_path)
+    assert sorted(n for n in redrawn if n.endswith(".png")) == pngs
+    for name in pngs:
+        assert (tmp_path / name).read_bytes() == (demo["out"] / name).read_bytes(), name
+    table = pd.read_parquet(demo["out"] / "system_scores.parquet")
+    human = pd.read_csv(DEMO / "human" / "sys.tsv", sep="\t").set_index("system")["score"]
+    full = table[table["refset"] == "ref-C+ref-D"]
+    assert full.set_index("system")["human.mqm"].groupby(level=0).first().to_dict() == human.to_dict()
+
+
 def test_demo_folder_is_one_verified_generation(demo):
     trusted = verified_files(demo["out"])
     assert {"system_scores.parquet", "segment_scores.parquet", "significance.parquet", "correlations.parquet",

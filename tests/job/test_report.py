@@ -56,7 +56,7 @@ def drawn_here(paper, tmp_path_factory):
     """(names, folder): the paper job's figures drawn once, in this process; the other tests compare with them."""
     result, _ = paper
     folder = tmp_path_factory.mktemp("here")
-    return figures.draw(result, folder), folder
+    return figures.draw(figures.FigureTables.of_result(result), folder), folder
 
 
 def test_figures_for_a_paper(drawn_here):
@@ -78,7 +78,7 @@ def test_figures_drawn_aside_are_the_figures_drawn_here(paper, drawn_here, tmp_p
     names, here = drawn_here
     assert len(names) == 2 * 3  # BLEU per system, BLEU vs MQM, the blocks: PNG and PDF each
     with figures.drawn_aside(tmp_path) as wait:
-        wait.send(result)
+        wait.send(figures.FigureTables.of_result(result))
         assert wait() == names and wait() == names
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(names)
     for name in names:
@@ -112,7 +112,7 @@ def test_without_fork_the_figures_are_drawn_in_process_when_sent(paper, tmp_path
     monkeypatch.setattr(figures, "_draw_share", share)
     with figures.drawn_aside(tmp_path) as wait:
         assert wait.pid == os.getpid() and not warmed and not list(tmp_path.iterdir())
-        wait.send(result)
+        wait.send(figures.FigureTables.of_result(result))
         names = wait()
     assert names == [f"{k}-{os.getpid()}.png" for k in range(3)]
     assert sorted(p.name for p in tmp_path.iterdir()) == names
@@ -125,7 +125,7 @@ def test_two_processes_draw_every_second_figure_each(paper, tmp_path, monkeypatc
     monkeypatch.setattr(figures, "_draw_share", lambda result, folder, share, shares: [
         [f"{k}:{os.getpid()}"] for k in range(3)[share::shares]])
     with figures.drawn_aside(tmp_path) as wait:
-        wait.send(result)
+        wait.send(figures.FigureTables.of_result(result))
         drawn = [name.split(":") for name in wait()]
     assert [k for k, _ in drawn] == ["0", "1", "2"]
     pids = [pid for _, pid in drawn]
@@ -142,7 +142,7 @@ def test_a_failing_child_is_an_error_naming_its_cause(paper, tmp_path, monkeypat
     monkeypatch.setattr(figures, "_draw_share", broken)  # the children inherit it
     with figures.drawn_aside(tmp_path) as wait:
         pids = [wait.pid]
-        wait.send(result)
+        wait.send(figures.FigureTables.of_result(result))
         with pytest.raises(RuntimeError, match=r"^drawing the figures failed: ValueError: no such colour\n"):
             wait()
         with pytest.raises(RuntimeError, match="see the first error"):
@@ -172,7 +172,7 @@ def test_the_children_get_ready_before_the_result_and_a_failed_warm_up_is_the_er
     monkeypatch.setattr(figures, "warm_up", broken)
     with figures.drawn_aside(tmp_path / "out") as wait:
         time.sleep(0.2)  # the child has likely died by now: sending is still quiet
-        wait.send(result)
+        wait.send(figures.FigureTables.of_result(result))
         with pytest.raises(RuntimeError, match=r"^drawing the figures failed: ImportError: no module named"):
             wait()
 
@@ -206,7 +206,7 @@ def test_the_child_lets_the_folder_lock_go_and_dies_with_the_block(paper, tmp_pa
     with pytest.raises(KeyError):
         with figures.drawn_aside(tmp_path, close_fds=[fd]) as wait:
             pids = [wait.pid]
-            wait.send(result)
+            wait.send(figures.FigureTables.of_result(result))
             for _ in range(6000):  # the processes close their copies of fd before they draw
                 if len([p for p in started.iterdir() if p.read_text()]) == drawers:
                     break
