@@ -273,7 +273,7 @@ def track(result: JobResult, tables: Mapping[str, pa.Table], status: JobFolder, 
         from .tracking import build_payload, preview
 
         previews = {name: preview(tab) for name, tab in tables.items() if name in SMALL_TABLES}
-        payload = build_payload(result, job_key, previews)
+        payload = build_payload(result, job_key, previews, sorted(p.name for p in folder.glob("*.png")))
         # the published generation's files (what its manifest lists, and the manifest): nothing else in the folder
         artifacts = {**verified_files(folder), MANIFEST: folder / MANIFEST}
         with progress.phase("MLflow runs", len(payload.runs), "run") as bar:

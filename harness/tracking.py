@@ -8,12 +8,14 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from .core.bleu import BleuScore
 from .job.dataset import refset_name
+from .job.report import run_note
 from .job.result import JobResult
-from .sinks.mlflow import JobPayload, NestedRun, key_part, run_name, version_step
+from .job.spec import family_digest
+from .sinks.mlflow import FAMILY, JobPayload, NestedRun, key_part, run_name, version_step
 from .version import __version__
 
 
@@ -54,8 +56,10 @@ def preview(table: Any) -> dict[str, list[Any]]:
     return table.select(names).to_pydict()
 
 
-def build_payload(result: JobResult, job_key: str, tables: Mapping[str, Any] | None = None) -> JobPayload:
-    """Everything a job logs, from its result."""
+def build_payload(result: JobResult, job_key: str, tables: Mapping[str, Any] | None = None,
+                  figures: Sequence[str] = ()) -> JobPayload:
+    """Everything a job logs, from its result (``figures``: the file names of its figures, linked from the parent
+    run's page)."""
     spec, inputs = result.spec, result.inputs
     hashes = inputs.input_hashes()
     human_sys = {h.name: h.sys for h in inputs.human}
@@ -88,10 +92,12 @@ def build_payload(result: JobResult, job_key: str, tables: Mapping[str, Any] | N
               "variants": [v.name for v in spec.variants], "human": [h.name for h in inputs.human],
               "seed": spec.seed, "n_samples": spec.n_samples, "harness_version": __version__}
     tags = {"dataset": result.dataset, "experiment": result.experiment, "harness.job": spec.job_name,
-            "harness.job_key": job_key, "output_dir": str(spec.folder(result.experiment)),
+            "harness.job_key": job_key, FAMILY: family_digest(spec),
+            "output_dir": str(spec.folder(result.experiment)),
             **({"dataset_root": str(inputs.layout.root)} if inputs.layout is not None else {}),
             **{f"sha256.{key_part(k.replace(':', '.'))}": v for k, v in hashes.items() if k.startswith("ref:")}}
     digest = hashlib.sha256(json.dumps(sorted(hashes.items())).encode()).hexdigest()[:12]
     source = str(inputs.layout.root) if inputs.layout is not None else ",".join(str(t.path) for t in inputs.refs.values())
     return JobPayload(result.experiment, f"{result.dataset} | {spec.job_name}", job_key, params, tags,
-                      parent_metrics(result), tuple(runs), (result.dataset, digest, source), dict(tables or {}))
+                      parent_metrics(result), tuple(runs), (result.dataset, digest, source), dict(tables or {}),
+                      run_note(result, figures))

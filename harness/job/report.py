@@ -209,10 +209,86 @@ def systems_section(result: JobResult) -> str:
     return "\n".join(out)
 
 
+def cluster_lines(result: JobResult, refset: str | None = None) -> list[str]:
+    """``- **variant** @ refset: N clusters: {A (30.1), B (29.8)} > {C (27.0)}`` per reference set and variant
+    (variants identical to an earlier one once)."""
+    same = identical_variants(result)
+    groups: dict[tuple[str, str], dict[int, list[str]]] = {}
+    for c in result.clusters:
+        if c.variant in same or (refset is not None and c.refset != refset):
+            continue
+        groups.setdefault((c.refset, c.variant), {}).setdefault(c.row.cluster, []).append(
+            f"{c.row.system} ({c.row.score:.2f})")
+    out = []
+    for (where, variant), found in groups.items():
+        text = " > ".join("{" + ", ".join(g) + "}" for _, g in sorted(found.items()))
+        out.append(f"- **{variant}** @ {where}: {plural(len(found), 'cluster')}: {text}")
+    return out
+
+
+#: Placeholders of :func:`run_note`, filled in once the parent run exists.
+EXPERIMENT_ID, RUN_ID = "@@EXPERIMENT_ID@@", "@@RUN_ID@@"
+#: MLflow 3.17's UI opens a page in "Model training" mode only when the URL says so (it ignores the experiment's
+#: kind tag and otherwise remembers the browser's last choice, GenAI at first).
+ML = "?workflowType=machine_learning"
+#: MLflow's limit on a tag's value (``mlflow.utils.validation.MAX_TAG_VAL_LENGTH``).
+NOTE_LIMIT = 8000
+
+
+def run_note(result: JobResult, figures: Sequence[str]) -> str:
+    """The parent run's page in MLflow (its ``mlflow.note.content``, rendered as Markdown): the scores of every
+    system against the full reference set beside each kind of human scores, the significance clusters, the
+    system-level correlations, and links to the report and figures (artifacts). Shortened to MLflow's limit by
+    dropping variants from the end (the note says so)."""
+    full = result.full_refset
+    link = f"#/experiments/{EXPERIMENT_ID}/runs/{RUN_ID}/artifactPath/"
+    variants = shown_variants(result)
+    for n in range(len(variants), 0, -1):
+        text = _note(result, figures, variants[:n], full, link)
+        if n < len(variants):
+            text += (f"\n\n*{len(variants) - n} more variant(s) in [report.md]({link}report.md{ML}) and "
+                     "`tables/system_scores.json`.*")
+        if len(text) <= NOTE_LIMIT - 100:
+            return text
+    return text[:NOTE_LIMIT - 100]
+
+
+def _note(result: JobResult, figures: Sequence[str], variants: Sequence[str], full: str, link: str) -> str:
+    cells = {(c.system.label, c.variant.name): c for c in result.cells_of(full)}
+    first = variants[0]
+    labels = sorted({s for s, _ in cells}, key=lambda s: (-np.nan_to_num(cells[(s, first)].score.score, nan=-1e9), s))
+    kinds = list(result.inputs.human)
+    rows = [[s + (" (human)" if cells[(s, first)].system.human else "")]
+            + [score_text(cells[(s, v)]) if (s, v) in cells else "" for v in variants]
+            + [f"{h.sys[s]:.4g}" if s in h.sys else "-" for h in kinds] for s in labels]
+    out = [f"**{result.dataset}**: {plural(len(labels), 'system')}, references {full}; "
+           f"[report.md]({link}report.md{ML}), tables under [tables/]({link}tables{ML}).", "",
+           table(["system", *variants, *(h.name for h in kinds)], rows), ""]
+    clusters = [line for line in cluster_lines(result, full) if line.split("**")[1] in variants]
+    if clusters:
+        out += ["**Significance clusters** (paired bootstrap, Holm-adjusted p < 0.05):", "", *clusters, ""]
+    corr_rows = []
+    subset = not _subset(result)
+    for v in variants:
+        row: list[Any] = [v]
+        for h in kinds:
+            for method in ("pearson", "kendall"):
+                found = _corr(result, h.name, v, full, "system", method, not subset)
+                row.append("" if found is None else with_ci(found))
+        corr_rows.append(row)
+    if kinds and any(any(c for c in r[1:]) for r in corr_rows):
+        header_ = ["variant", *(f"{h.name} {m}" for h in kinds for m in ("pearson", "kendall"))]
+        out += [f"**Correlation with human scores** (system level{', MT systems' if subset else ''}):", "",
+                table(header_, corr_rows), ""]
+    pngs = [f for f in figures if f.endswith(".png")]
+    if pngs:
+        out.append("Figures: " + " · ".join(f"[{f.removesuffix('.png')}]({link}{f}{ML})" for f in pngs))
+    return "\n".join(out)
+
+
 def significance_section(result: JobResult) -> str:
     if not result.clusters:
         return ""
-    same = identical_variants(result)
     tests = [c.outcome for c in result.differences if c.outcome.test == "paired_bs"]
     n = tests[0].n_samples if tests else result.spec.n_samples
     n_systems = len({c.row.system for c in result.clusters if (c.refset, c.variant) == (result.clusters[0].refset,
@@ -227,15 +303,7 @@ def significance_section(result: JobResult) -> str:
            "the best system of the current cluster. `significance.parquet` has both p-values (`p_value`, `p_holm`), "
            f"`system_scores.parquet` the clusters (`cluster`); the smallest adjusted p-value here is "
            f"{m}/{n + 1} = {fmt_p(min(1.0, m / (n + 1)))}.", ""]
-    groups: dict[tuple[str, str], dict[int, list[str]]] = {}
-    for c in result.clusters:
-        if c.variant in same:
-            continue
-        groups.setdefault((c.refset, c.variant), {}).setdefault(c.row.cluster, []).append(
-            f"{c.row.system} ({c.row.score:.2f})")
-    for (refset, variant), found in groups.items():
-        text = " > ".join("{" + ", ".join(g) + "}" for _, g in sorted(found.items()))
-        out.append(f"- **{variant}** @ {refset}: {plural(len(found), 'cluster')}: {text}")
+    out += cluster_lines(result)
     return "\n".join(out) + "\n"
 
 

@@ -577,6 +577,11 @@ def build_spec(config: HarnessConfig | Mapping[str, Any], overrides: Sequence[st
     )
 
 
+def family_digest(spec: JobSpec) -> str:
+    """The job without its inputs: SHA-256 of its meaningful config (a rerun on grown inputs keeps it)."""
+    return hashlib.sha256(json.dumps({"config": spec.identity}, sort_keys=True, default=str).encode()).hexdigest()
+
+
 def identity_digest(spec: JobSpec, input_hashes: Mapping[str, str]) -> str:
     """The job's identity in MLflow: SHA-256 of its meaningful config and the hashes of everything it read."""
     payload = json.dumps({"config": spec.identity, "inputs": dict(sorted(input_hashes.items()))}, sort_keys=True,

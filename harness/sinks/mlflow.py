@@ -71,6 +71,7 @@ class JobPayload:
     runs: tuple[NestedRun, ...]
     dataset: tuple[str, str, str]  # name, digest, source
     tables: dict[str, Any] = field(default_factory=dict)
+    note: str = ""  # the parent run's page (Markdown), with @@EXPERIMENT_ID@@ and @@RUN_ID@@ for its links
 
 
 _INTEGER = re.compile(r"[+-]?[0-9]+", re.ASCII)
@@ -195,6 +196,39 @@ def settle_records(client: Any, exp_id: str, job_key: str) -> tuple[str | None, 
     return str(survivor.info.run_id), n
 
 
+#: The tag of a parent run naming its job without its inputs (config only): a rerun of the job on grown inputs (a
+#: new checkpoint) has the same family.
+FAMILY = "harness.job_family"
+
+
+def supersede_records(client: Any, exp_id: str, payload: JobPayload, current: str) -> int:
+    """Delete (MLflow's soft delete: hidden, restorable with ``mlflow runs restore``) the FINISHED records of the
+    same job whose inputs this one's contain: same family, every nested run of theirs also here with the same
+    text (``sha256.system``) and the same references. What they hold is here too, newer, so the runs table and
+    the charts show one run per system version. A record with a version this job lacks, or a text that changed,
+    is kept (it holds numbers found nowhere else). Returns the number deleted."""
+    family = payload.tags.get(FAMILY)
+    if not family:
+        return 0
+    mine = {r.name: r.tags.get("sha256.system") for r in payload.runs}
+    refs = {k: v for k, v in payload.tags.items() if k.startswith("sha256.ref")}
+    n = 0
+    for run in all_runs(client, exp_id, f"tags.`{FAMILY}` = '{family}' and attributes.status = 'FINISHED'"):
+        if "mlflow.parentRunId" in run.data.tags or run.info.run_id == current \
+                or run.data.tags.get("harness.job_key") == payload.key:
+            continue
+        theirs = {k: v for k, v in run.data.tags.items() if k.startswith("sha256.ref")}
+        children = _children(client, exp_id, run.info.run_id)
+        if theirs != refs or any(mine.get(c.info.run_name, "\0") != c.data.tags.get("sha256.system")
+                                 for c in children):
+            continue
+        for child in children:
+            client.delete_run(child.info.run_id)
+        client.delete_run(run.info.run_id)
+        n += 1
+    return n
+
+
 def complete_record(client: Any, exp_id: str, payload: JobPayload) -> str | None:
     """The parent run of an earlier, completely logged run of this very job (FINISHED, with all its nested runs
     FINISHED), or None."""
@@ -206,6 +240,13 @@ def complete_record(client: Any, exp_id: str, payload: JobPayload) -> str | None
         if len(children) == len(payload.runs) and names == sorted(r.name for r in payload.runs):
             return str(run.info.run_id)
     return None
+
+
+def _set_note(client: Any, exp_id: str, run_id: str, note: str) -> None:
+    """The parent run's page: MLflow renders the ``mlflow.note.content`` tag as Markdown above the run's data."""
+    if note:
+        client.set_tag(run_id, "mlflow.note.content",
+                       note.replace("@@EXPERIMENT_ID@@", str(exp_id)).replace("@@RUN_ID@@", str(run_id)))
 
 
 def _log_artifacts(client: Any, parent_id: str, artifacts: Mapping[str, Path], tables: Mapping[str, Any]) -> None:
@@ -252,10 +293,12 @@ def log_job(uri: str, runs_dir: Path, payload: JobPayload, artifacts: Mapping[st
             _log_artifacts(client, reused, artifacts, payload.tables)
             client.set_tag(reused, "harness.reused_at", time.strftime("%Y-%m-%dT%H:%M:%S"))
             client.set_tag(reused, LOGGED_AT, str(int(time.time() * 1000)))  # the current record again
+            _set_note(client, exp_id, reused, payload.note)
             client.set_terminated(reused, "FINISHED")
             if progress is not None:
                 progress.update(len(payload.runs))
             survivor, _ = settle_records(client, exp_id, payload.key)
+            supersede_records(client, exp_id, payload, survivor or reused)
             return Logged(exp_id, survivor or reused)
         ts = int(time.time() * 1000)
         user = _user()
@@ -272,11 +315,16 @@ def log_job(uri: str, runs_dir: Path, payload: JobPayload, artifacts: Mapping[st
         else:
             for run_id in created:
                 client.set_terminated(run_id, "FINISHED")
+        _set_note(client, exp_id, parent_id, payload.note)
         client.set_tag(parent_id, LOGGED_AT, str(int(time.time() * 1000)))
         client.set_terminated(parent_id, "FINISHED")
         survivor, deleted = settle_records(client, exp_id, payload.key)
         if deleted:
             log.info("replaced %d earlier MLflow record(s) of this job", deleted)
+        superseded = supersede_records(client, exp_id, payload, survivor or parent_id)
+        if superseded:
+            log.info("superseded %d earlier MLflow record(s) of this job on fewer inputs (deleted, restorable)",
+                     superseded)
         return Logged(exp_id, survivor or parent_id)
     except BaseException as exc:
         status = "FAILED" if isinstance(exc, Exception) else "KILLED"

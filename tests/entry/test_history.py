@@ -446,6 +446,36 @@ def test_the_default_refset_is_the_one_with_most_references():
     assert _widest_refset([_tagged("ref-C", 1)]) is None  # one refset: nothing to choose
 
 
+def test_a_rerun_on_a_new_checkpoint_supersedes_the_record_on_fewer(tmp_path, runs_with_store):
+    """The checkpoint folder scored with @1 and @2, then again once @3 arrived (same config, grown inputs): the
+    newer record supersedes the older (deleted: hidden in the UI, restorable), so the experiment shows one parent
+    and one nested run per system version; a rerun after a text changed keeps the record it cannot replace."""
+    from mlflow.entities import ViewType
+    from mlflow.tracking import MlflowClient
+
+    work = tmp_path
+    ds = versions_dataset(work / "ckpts", checkpoints("1", "2"))
+    first, _ = score(work, ds)
+    add_versions(ds, checkpoints("3"))
+    second, _ = score(work, ds)
+    client = MlflowClient(tracking_uri=default_uri(work / "runs"))
+    exp = client.get_experiment_by_name("test").experiment_id
+    live = client.search_runs([exp], max_results=1000)
+    parents = [r for r in live if "mlflow.parentRunId" not in r.data.tags]
+    assert [r.info.run_id for r in parents] == [second.parent_run]
+    names = sorted(r.info.run_name for r in live if "mlflow.parentRunId" in r.data.tags)
+    assert names == [f"mymodel@{v} | {REFSET} | sacrebleu" for v in ("1", "2", "3")]  # one run per version
+    deleted = client.search_runs([exp], run_view_type=ViewType.DELETED_ONLY, max_results=1000)
+    assert first.parent_run in {r.info.run_id for r in deleted}  # hidden, restorable
+    got = json.loads(history("--system", "mymodel", "--experiment", "test", "--runs-dir", str(work / "runs"),
+                             "--format", "json").stdout)
+    assert [v["version"] for v in got["versions"]] == ["1", "2", "3"]
+    write_lines(ds / "systems" / "mymodel@1.txt", read_lines(DEMO / "systems" / "Nemo.txt")[:N])  # a changed text
+    third, _ = score(work, ds)
+    live = {r.info.run_id for r in client.search_runs([exp], max_results=1000)}
+    assert {second.parent_run, third.parent_run} <= live  # the record of the text before the change stays
+
+
 def test_history_shows_the_current_record_after_a_revert(tmp_path, runs_with_store):
     """Score mymodel@1 as A, then as B, then as A again: the third job reuses the first record (same config, same
     input), whose start time is the oldest; history must show A, what the folder holds now, not B."""

@@ -198,6 +198,16 @@ def test_a_job_in_the_store(job, runs_with_store, path):
     assert artifacts == {"system_scores.parquet", "report.md", "tables", "compare"}
     assert {a.path for a in client.list_artifacts(parent_id, "compare")} == {"compare/page.html"}
     assert {a.path for a in client.list_artifacts(parent_id, "tables")} == {f"tables/{t}.json" for t in SMALL_TABLES}
+    # the parent run's page shows the job's tables: scores beside the human scores, clusters, correlations
+    note = parent.data.tags["mlflow.note.content"]
+    assert f"#/experiments/{exp.experiment_id}/runs/{parent_id}/artifactPath/report.md?workflowType=machine_learning" \
+        in note
+    assert "@@" not in note and len(note) <= 8000
+    assert "| system | sacrebleu | mqm |" in note
+    nemo_row = next(line for line in note.splitlines() if line.startswith("| Nemo |"))
+    assert f"{cell.score.score:.2f} [" in nemo_row and f"{result.inputs.human[0].sys['Nemo']:.4g}" in nemo_row
+    assert "**Significance clusters**" in note and "- **sacrebleu** @ ref-C+ref-D:" in note
+    assert "| variant | mqm pearson | mqm kendall |" in note
 
 
 def test_an_experiment_made_elsewhere_gets_the_kind_tag(runs_with_store):
