@@ -372,12 +372,12 @@ def _display_paths(files: Sequence[TextFile]) -> tuple[list[str], str | None]:
     return [os.path.relpath(f.path.absolute(), common) for f in files], common
 
 
-def check_parallel(files: Sequence[TextFile]) -> int:
+def check_parallel(files: Sequence[TextFile], names: Sequence[str] | None = None) -> int:
     """Check that all files have the same number of lines and return it.
 
     sacreBLEU's API silently truncates to the shorter stream; here a mismatch is an :class:`InputError` naming both
-    files and both counts. The most common count is taken as the expected one, so that one odd file is blamed
-    rather than every file after it.
+    files and both counts (``names``: as the user gave them; else relative to their common folder). The most
+    common count is taken as the expected one, so that one odd file is blamed rather than every file after it.
     """
     if not files:
         raise InputError("no files to check: expected at least one text file")
@@ -386,11 +386,11 @@ def check_parallel(files: Sequence[TextFile]) -> int:
     expected = max(tally, key=lambda n: (tally[n], -counts.index(n)))
     if len(tally) == 1:
         return expected
-    names, common = _display_paths(files)
+    shown, common = (list(names), None) if names is not None else _display_paths(files)
     i_ok = counts.index(expected)
     i_bad = next(i for i, n in enumerate(counts) if n != expected)
     bad, ok = files[i_bad], files[i_ok]
-    msg = f"{names[i_bad]} has {bad.n_lines} lines but {names[i_ok]} has {ok.n_lines}"
+    msg = f"{shown[i_bad]} has {bad.n_lines} lines but {shown[i_ok]} has {ok.n_lines}"
     if common is not None:
         msg += f" (in {common})"
     n_bad = sum(1 for n in counts if n != expected)
@@ -399,7 +399,7 @@ def check_parallel(files: Sequence[TextFile]) -> int:
     if bad.n_lines == expected + 1 and bad.lines[-1] == "":
         msg += "; the extra last line is empty (a blank line at the end of the file?)"
     elif bad.n_lines < expected:
-        msg += f"; {names[i_bad]} ends after line {bad.n_lines}"
+        msg += f"; {shown[i_bad]} ends after line {bad.n_lines}"
     raise InputError(msg)
 
 

@@ -1,6 +1,7 @@
 """The comparison analysis (``harness.job.comparison``): exact bucket BLEU (sacrebleu on the bucket's segments),
-compare-mt's n-gram ranking and word buckets on hand-made cases, one count of the texts, seeded reproducibility,
-sparse human scores, tables and JSON, and the page renderer's escaping."""
+compare-mt's length-difference buckets, n-gram ranking and word buckets on hand-made cases, one count of the texts,
+seeded reproducibility, more than two systems (each pair exactly what comparing it alone gives), sparse human
+scores, tables, JSON and LaTeX, and the page renderer's escaping."""
 
 from __future__ import annotations
 
@@ -16,12 +17,17 @@ from harness.errors import ConfigError, InputError
 from harness.job.comparison import (
     FREQUENCY_CUTOFFS,
     LENGTH_CUTOFFS,
+    LENGTH_DIFF_CUTOFFS,
     SENTENCE_BLEU_CUTOFFS,
     TABLE_NAMES,
     ComparisonRequest,
+    ComparisonSet,
     Side,
     compare,
+    compare_systems,
     comparison_tables,
+    latex_tables,
+    set_json,
     to_json,
     word_counts,
 )
@@ -95,6 +101,53 @@ def test_bucket_bleu_equals_sacrebleu_on_the_bucket_segments(demo):
     assert abs(res.a.score.score - sacrebleu.corpus_bleu(a, refs).score) < 1e-9
     assert abs(res.headline.b - sacrebleu.corpus_bleu(b, refs).score) < 1e-9
     assert sum(r.n_segments for r in res.by_length.rows) == len(a)
+
+
+def test_length_difference_buckets_are_compare_mt_s():
+    """compare-mt's ``LengthDiffSentenceBucketer``: ``len(output) - len(reference)``, cutoffs -20, -10, -5 .. 5, 6,
+    11, 21 and its labels. By hand (no tokenizer): A is 1 token longer than the reference in segment 0, as long in
+    1, 3 shorter in 2; B as long in 0 and 1, 25 longer in 2. Each system's own segments: counts and values differ,
+    and there is no paired difference."""
+    assert bucket_labels(LENGTH_DIFF_CUTOFFS) == ["<-20", "[-20,-10)", "[-10,-5)", "-5", "-4", "-3", "-2", "-1", "0",
+                                                  "1", "2", "3", "4", "5", "[6,11)", "[11,21)", ">=21"]
+    refs = [["a b c", "x y", "p q r s"]]
+    a_out = ["a b c d", "x y", "p"]
+    b_out = ["a b c", "x z", "p q r s " + " ".join(["t"] * 25)]
+    opts = make_options(tokenize="none")
+    res = compare_sides(*sides(a_out, b_out), refs, opts, n_samples=50, seed=1)
+    rows = {r.bucket: r for r in res.by_length_diff.rows}
+    assert list(rows) == ["-3", "0", "1", ">=21"]
+    assert [(rows[k].n_segments, rows[k].n_segments_b) for k in rows] == [(1, 0), (1, 2), (1, 0), (0, 1)]
+    assert rows["0"].a == pytest.approx(sacrebleu.corpus_bleu(["x y"], [["x y"]], tokenize="none").score)
+    assert rows["0"].b == pytest.approx(sacrebleu.corpus_bleu(["a b c", "x z"], [["a b c", "x y"]],
+                                                              tokenize="none").score)
+    assert math.isnan(rows[">=21"].a) and rows[">=21"].n_segments == 0
+    assert all(math.isnan(r.delta) and math.isnan(r.p_value) and not r.paired for r in rows.values())
+
+
+@pytest.mark.slow
+def test_length_difference_bleu_equals_sacrebleu_on_each_system_s_segments(demo):
+    """Each system's segments bucketed by its own 13a tokens minus the first reference's; its count and BLEU in a
+    bucket are sacrebleu's corpus_bleu on exactly those segments; its interval holds its value."""
+    res, refs = demo["result"], demo["refs"]
+    tok = sacrebleu.BLEU()
+    ref_len = np.array([len(tok._preprocess_segment(r).split()) for r in refs[0]])
+    labels = bucket_labels(LENGTH_DIFF_CUTOFFS)
+    rows = res.by_length_diff.rows
+    for hyp, count, value, low, high in ((demo["a"], "n_segments", "a", "a_low", "a_high"),
+                                         (demo["b"], "n_segments_b", "b", "b_low", "b_high")):
+        diff = np.array([len(tok._preprocess_segment(h).split()) for h in hyp]) - ref_len
+        bucket = bucket_of(diff, LENGTH_DIFF_CUTOFFS)
+        assert sum(getattr(r, count) for r in rows) == len(hyp)
+        for row in rows:
+            idx = np.flatnonzero(bucket == labels.index(row.bucket))
+            assert getattr(row, count) == idx.size
+            if idx.size:
+                theirs = sacrebleu.corpus_bleu([hyp[i] for i in idx], [[r[i] for i in idx] for r in refs]).score
+                assert abs(getattr(row, value) - theirs) < 1e-9
+                assert getattr(row, low) <= getattr(row, value) + 1e-9 or idx.size < 3
+                assert getattr(row, high) >= getattr(row, low)
+    assert len(rows) > 8 and any(r.n_segments != r.n_segments_b for r in rows)
 
 
 def test_the_sentence_options_of_the_variant_decide_the_sentence_buckets_and_examples():
@@ -323,7 +376,8 @@ def test_tables_and_json(demo):
     assert tables["examples"].num_rows == 10
     out = json.loads(json.dumps(to_json(res), allow_nan=False))
     assert out["paired_bs"]["p_value"] == res.headline.p_value and out["human"] is None
-    assert [g["key"] for g in out["groups"]] == ["length", "sentence_bleu", "word_frequency", "precision"]
+    assert [g["key"] for g in out["groups"]] == ["length", "length_diff", "sentence_bleu", "word_frequency",
+                                                 "precision"]
 
 
 def test_page_escapes_every_text_and_names_no_url():
@@ -339,3 +393,103 @@ def test_page_escapes_every_text_and_names_no_url():
     assert page.count("<script>") == 1  # only the page's own
     for needle in ("http://", "https://", "src=", "url(", "@import"):
         assert needle not in page
+
+
+# --------------------------------------------------------------------------------------------------------------
+# more than two systems
+# --------------------------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def three(demo):
+    """Nemo (the baseline), UEdin and Online-W on the demo's first 250 segments."""
+    c = read_lines(DEMO / "systems" / "Online-W.txt")[:N_DEMO]
+    sa, sb = demo["sides"]
+    req = ComparisonRequest(sa, sb, demo["refs"], demo["opts"], ref_names=("ref-C", "ref-D"), n_samples=N_SAMPLES,
+                            seed=7, n_examples=5, top=10, others=[Side("Online-W", c)])
+    return {**demo, "c": c, "set": compare_systems(req)}
+
+
+def test_each_pair_of_a_set_is_what_comparing_it_alone_gives(three):
+    """The baseline against each other system, every resample drawn from the seed and the segment count: the pair
+    (Nemo, UEdin) of three systems is the two-system comparison, number for number; (Nemo, Online-W) too."""
+    res = three["set"]
+    assert isinstance(res, ComparisonSet) and res.labels == ("Nemo", "UEdin", "Online-W")
+    assert json.dumps(to_json(res.pairs[0])) == json.dumps(to_json(three["result"]))
+    alone = compare_sides(Side("Nemo", three["a"]), Side("Online-W", three["c"]), three["refs"], three["opts"],
+                          ref_names=("ref-C", "ref-D"), n_samples=N_SAMPLES, seed=7, n_examples=5, top=10)
+    assert json.dumps(to_json(res.pairs[1])) == json.dumps(to_json(alone))
+    assert abs(res.systems[2].score.score - sacrebleu.corpus_bleu(three["c"], three["refs"]).score) < 1e-9
+
+
+def test_a_set_s_tables_put_every_system_side_by_side(three):
+    res = three["set"]
+    for table in res.tables:
+        assert [line.bucket for line in table.lines]
+        for j, pair in enumerate(res.pairs):
+            group = next(g for g in pair.bleu_groups if g.key == table.key)
+            assert [r for r in (line.rows[j] for line in table.lines) if r is not None] == list(group.rows)
+            assert table.pair(j) == group
+    by_key = {t.key: t for t in res.tables}
+    # the baseline's numbers are the same in every row of a line
+    for line in by_key["length"].lines:
+        assert len({(r.a, r.a_low, r.a_high) for r in line.rows}) == 1
+    assert "the other systems in the low buckets" in by_key["sentence_bleu"].note
+    assert "favours UEdin" in by_key["sentence_bleu"].pair_notes[0]
+    assert "favours Online-W" in by_key["sentence_bleu"].pair_notes[1]
+    assert by_key["length_diff"].per_system and not by_key["length"].per_system
+    tables = comparison_tables(res)
+    assert {(r["system_a"], r["system_b"]) for r in tables["buckets"].to_pylist()} == {("Nemo", "UEdin"),
+                                                                                       ("Nemo", "Online-W")}
+    out = json.loads(json.dumps(set_json(res), allow_nan=False))
+    assert out["baseline"] == "Nemo" and [c["system_b"] for c in out["comparisons"]] == ["UEdin", "Online-W"]
+    assert out["pairs"][1]["paired_bs"]["p_value"] == res.pairs[1].headline.p_value
+
+
+def test_more_systems_are_checked(demo):
+    sa, sb = demo["sides"]
+    with pytest.raises(ConfigError, match="compared with itself"):
+        compare_systems(ComparisonRequest(sa, sb, demo["refs"], demo["opts"], others=[Side("Nemo", demo["b"])]))
+    with pytest.raises(ConfigError, match="compare_systems"):
+        compare(ComparisonRequest(sa, sb, demo["refs"], demo["opts"], others=[Side("C", demo["b"])]))
+    with pytest.raises(InputError, match="system 'C' has 3 lines"):
+        compare_systems(ComparisonRequest(sa, sb, demo["refs"], demo["opts"], others=[Side("C", demo["b"][:3])]))
+    st_a, st_b = systems_statistics([demo["a"], demo["b"]], demo["refs"], demo["opts"])
+    with pytest.raises(InputError, match="statistics of 2 systems for 3"):
+        compare_systems(ComparisonRequest(sa, sb, demo["refs"], demo["opts"], others=[Side("C", demo["b"])],
+                                          statistics=(st_a, st_b)))
+
+
+def test_the_page_of_a_set(three):
+    page = render_page(three["set"])
+    assert "<h1>" in page and page.count('<span class="vs">vs</span>') == 2
+    assert page.count('<table class="buckets">') == 4 and page.count('<table class="buckets own">') == 1
+    assert page.count('<div class="who">') == 4 and "the others better ▶" in page
+    assert page.count('<h3 class="pair">') == 4  # the n-grams and the segments of each pair
+    assert 'id="ex-b_better"' in page and 'id="ex-b_better-2"' in page
+    two = render_page(three["result"])
+    assert '<h3 class="pair">' not in two and "UEdin better ▶" in two and "(A, baseline)" in two
+
+
+# --------------------------------------------------------------------------------------------------------------
+# LaTeX
+# --------------------------------------------------------------------------------------------------------------
+
+
+def test_latex_tables_escape_and_hold_every_breakdown(three):
+    tex = latex_tables(three["set"])
+    assert tex.count("\\begin{table}") == tex.count("\\end{table}") == 5
+    assert tex.count("\\toprule") == tex.count("\\bottomrule") == 5
+    assert "\\cmidrule(lr){2-3} \\cmidrule(lr){4-5} \\cmidrule(lr){6-7}" in tex  # length difference: 3 systems
+    header = next(line for line in tex.splitlines() if line.startswith("Ref.\\ length"))
+    assert header == "Ref.\\ length & Segments & Nemo & UEdin & Online-W & $\\Delta$ UEdin & $\\Delta$ Online-W \\\\"
+    first = three["set"].tables[0].lines[0]
+    row = next(line for line in tex.splitlines() if line.startswith("$<10$"))
+    cells = [c.strip() for c in row.rstrip("\\ ").split("&")]
+    assert cells[2:5] == [f"{first.first.a:.2f}", *(f"{r.b:.2f}" for r in first.rows)]
+    assert cells[5].startswith(f"${first.rows[0].delta:+.2f}")
+    opts = make_options(tokenize="none")
+    sa, sb = sides(HYP_A, HYP_B, names=("my_sys", "50%&#$~^{x}\\"))
+    odd = latex_tables(compare_sides(sa, sb, REFS, opts, n_samples=20))
+    assert "my\\_sys" in odd and "50\\%\\&\\#\\$\\textasciitilde{}\\textasciicircum{}\\{x\\}\\textbackslash{}" in odd
+    assert all("my_sys" not in line for line in odd.splitlines() if not line.startswith("%"))

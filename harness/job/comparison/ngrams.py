@@ -46,11 +46,13 @@ def _with_ties(ranked: IntArray, score: FloatArray, freq: IntArray, top: int) ->
 
 
 def ngram_lists(counts: NgramCounts, words: Callable[[Sequence[int]], list[str]], top: int,
-                alpha: float = NGRAM_ALPHA) -> tuple[NgramList, ...]:
-    """The four compare-mt lists (matches and over-productions, each direction) of streams A (0) and B (1), all
-    orders ranked together: one ranking over the n-grams of every order, text (``words`` of token ids) built only
-    for the top ones and the ties at the cut."""
-    per = [(g.order, *g.per_gram(0), *g.per_gram(1)) for g in counts.orders]  # order, total/match of A, of B
+                alpha: float = NGRAM_ALPHA, streams: tuple[int, int] = (0, 1)) -> tuple[NgramList, ...]:
+    """The four compare-mt lists (matches and over-productions, each direction) of streams A and B (``streams``,
+    default 0 and 1), all orders ranked together: one ranking over the n-grams of every order, text (``words`` of
+    token ids) built only for the top ones and the ties at the cut. The n-grams seen in neither stream take no
+    part, so other streams counted alongside change nothing."""
+    sa, sb = streams
+    per = [(g.order, *g.per_gram(sa), *g.per_gram(sb)) for g in counts.orders]  # order, total/match of A, of B
     orders = np.concatenate([np.full(g.n_grams, g.order, dtype=np.int64) for g in counts.orders])
     gids = np.concatenate([np.arange(g.n_grams, dtype=np.int64) for g in counts.orders])
     out = []

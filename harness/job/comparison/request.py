@@ -1,8 +1,10 @@
-"""What a comparison is asked: two systems, their references, the options, and how to resample and report.
+"""What a comparison is asked: two systems (or more: the first is the baseline), their references, the options,
+and how to resample and report.
 
 One :class:`ComparisonRequest` per comparison, built from texts already read (:meth:`ComparisonRequest.of_files`:
 ``harness-compare``, ``harness-history --compare``, a job's ``compare=[[A, B], ...]``) or from lines (the API and
-the tests); :func:`~.engine.compare` answers it. Checked here, before anything is counted.
+the tests); :func:`~.engine.compare` (two systems) and :func:`~.engine.compare_systems` (two or more) answer it.
+Checked here, before anything is counted.
 """
 
 from __future__ import annotations
@@ -60,14 +62,16 @@ def word_counts(lines: Sequence[str], opts: BleuOptions) -> Counter[str]:
 @dataclass(frozen=True, eq=False)
 class ComparisonRequest:
     """Compare system ``b`` with system ``a`` (every ``delta`` is B minus A) against reference streams
-    (``references[k][i]``, None = absent) under ``options``.
+    (``references[k][i]``, None = absent) under ``options``; ``others``: more systems, each compared with ``a``
+    too (:func:`~.engine.compare_systems`).
 
     ``source``: the source lines or None. ``human_name``: the display name of the human scores of the sides.
     ``train_counts``: word frequencies of a training corpus (:func:`word_counts`; default: the first reference's,
     as compare-mt) named ``train_name``. ``sentence_options``: the options of the sentence BLEU of buckets and
     examples (default :func:`~harness.core.options.sentence_options` of ``options``: WMT's sentBLEU).
-    ``statistics``: the caller's statistics of both systems against these references, if it has them: the
-    comparison counts its own and refuses statistics that differ (they would belong to other texts or options).
+    ``statistics``: the caller's statistics of every system (``a``, ``b``, then ``others``) against these
+    references, if it has them: the comparison counts its own and refuses statistics that differ (they would belong
+    to other texts or options).
     ``dataset``, ``refset``, ``variant``: labels carried into the tables. Seeded: the same request gives the same
     result.
     """
@@ -82,7 +86,7 @@ class ComparisonRequest:
     train_counts: Mapping[str, int] | None = None
     train_name: str = "training corpus"
     sentence_options: BleuOptions | None = None
-    statistics: tuple[SegmentStats, SegmentStats] | None = None
+    statistics: tuple[SegmentStats, ...] | None = None
     n_samples: int = DEFAULT_SAMPLES
     seed: int | None = DEFAULT_SEED
     top: int = DEFAULT_TOP
@@ -90,22 +94,35 @@ class ComparisonRequest:
     dataset: str = ""
     refset: str = ""
     variant: str = ""
+    others: Sequence[Side] = ()
     _checked: bool = field(default=False, repr=False)
+
+    @property
+    def systems(self) -> tuple[Side, ...]:
+        """Every system: ``a`` (the baseline), ``b``, then ``others``."""
+        return (self.a, self.b, *self.others)
 
     @classmethod
     def of_files(cls, a: TextFile, b: TextFile, references: Sequence[TextFile], options: BleuOptions, *,
-                 labels: tuple[str | None, str | None] = (None, None), source: TextFile | None = None,
+                 labels: Sequence[str | None] = (None, None), source: TextFile | None = None,
                  human: HumanScores | None = None, human_name: str | None = None, train: TextFile | None = None,
-                 **settings: Any) -> ComparisonRequest:
-        """A request from files already read: the systems are named by ``labels`` (``NAME@VERSION``, default the
-        texts' names), their human scores looked up there by label (``human_name``: its display name, default
-        the kind's), word frequencies counted in ``train`` when given; ``settings``: the other fields."""
-        la, lb = labels[0] or a.name, labels[1] or b.name
+                 others: Sequence[TextFile] = (), train_name: str | None = None, **settings: Any
+                 ) -> ComparisonRequest:
+        """A request from files already read: the systems (``a``, ``b``, then ``others``) are named by ``labels``
+        (one per system, ``NAME@VERSION``, default the texts' names), their human scores looked up there by label
+        (``human_name``: its display name, default the kind's), word frequencies counted in ``train`` when given
+        (named ``train_name``, default its file name); ``settings``: the other fields."""
+        texts = (a, b, *others)
+        if len(labels) > len(texts):
+            raise ConfigError("labels", f"{len(labels)} labels for {len(texts)} systems", got=list(labels))
+        names = [(labels[k] if k < len(labels) else None) or t.name for k, t in enumerate(texts)]
         if train is not None:
-            settings.update(train_counts=word_counts(train.lines, options), train_name=train.path.name)
-        return cls(Side.of_text(la, a, human), Side.of_text(lb, b, human), [r.lines for r in references], options,
+            settings.update(train_counts=word_counts(train.lines, options), train_name=train_name or train.path.name)
+        sides = [Side.of_text(label, t, human) for label, t in zip(names, texts)]
+        return cls(sides[0], sides[1], [r.lines for r in references], options,
                    ref_names=[r.name for r in references], source=None if source is None else source.lines,
-                   human_name=None if human is None else (human_name or human.name), **settings)
+                   human_name=None if human is None else (human_name or human.name), others=tuple(sides[2:]),
+                   **settings)
 
     def checked(self) -> ComparisonRequest:
         """The request with its options resolved and every setting and input checked (a :class:`ConfigError` or
@@ -122,23 +139,30 @@ class ComparisonRequest:
             raise ConfigError("examples", f"must be a non-negative integer, got {self.n_examples!r}",
                               got=self.n_examples)
         self._check_inputs()
-        return replace(self, options=opts, n_samples=n_samples, seed=seed, _checked=True)
+        return replace(self, options=opts, n_samples=n_samples, seed=seed, others=tuple(self.others), _checked=True)
 
     def _check_inputs(self) -> None:
-        a, b, references, source = self.a, self.b, self.references, self.source
+        a, references, source = self.a, self.references, self.source
+        sides = self.systems
         n = len(a.lines)
         if n == 0:
             raise InputError("no segments to compare")
-        if a.label == b.label:
-            raise ConfigError("systems", f"a system cannot be compared with itself ({a.label!r} twice)", got=a.label)
-        for side in (a, b):
+        seen: set[str] = set()
+        for side in sides:
+            if side.label in seen:
+                raise ConfigError("systems", f"a system cannot be compared with itself ({side.label!r} twice)",
+                                  got=side.label)
+            seen.add(side.label)
+        for side in sides:
             if len(side.lines) != n:
                 raise InputError(f"system {side.label!r} has {len(side.lines)} lines; expected {n} like "
                                  f"{a.label!r}")
             if side.human is not None and len(side.human) != n:
                 raise InputError(f"human scores of {side.label!r} cover {len(side.human)} segments, expected {n}")
         if self.statistics is not None:
-            for side, stats in zip((a, b), self.statistics):
+            if len(self.statistics) != len(sides):
+                raise InputError(f"statistics of {len(self.statistics)} systems for {len(sides)} systems")
+            for side, stats in zip(sides, self.statistics):
                 if len(stats) != n:
                     raise InputError(f"the statistics of {side.label!r} have {len(stats)} segments, expected {n}")
         if not references:
