@@ -175,9 +175,10 @@ def main() -> None:
     register()
     from .composition import check_command_line
 
-    if "--cfg" in sys.argv[1:] or "-c" in sys.argv[1:]:  # show the values that will run, not interpolations
-        if "--resolve" not in sys.argv[1:]:
-            sys.argv.append("--resolve")
+    argv = sys.argv[1:]
+    shows_job = any(a in ("--cfg", "-c") and argv[i + 1:i + 2] == ["job"] for i, a in enumerate(argv))
+    if shows_job and "--resolve" not in argv:  # show the values that will run, not interpolations
+        sys.argv.append("--resolve")
 
     try:  # before Hydra instantiates anything the config names (callbacks, launcher, logging)
         check_command_line(sys.argv[1:])

@@ -100,8 +100,10 @@ def int_in(lo: int, hi: int | None, what: str) -> Callable[[str], int]:
     return parse
 
 
-def add_bleu_arguments(p: argparse.ArgumentParser) -> None:
-    """The BLEU options of ``harness-score`` and ``harness-compare`` (sacrebleu's flags plus ours)."""
+def add_bleu_arguments(p: argparse.ArgumentParser, *, effective_order_short: bool = True) -> None:
+    """The BLEU options of ``harness-score`` and ``harness-compare`` (sacrebleu's flags plus ours).
+    ``effective_order_short``: ``-e`` is ``--effective-order`` (``harness-compare``); ``harness-score`` leaves
+    ``-e`` to sacrebleu's ``--encoding``."""
     g = p.add_argument_group("BLEU options (defaults: the profile's, sacrebleu's for the default profile)")
     g.add_argument("--tokenize", "-tok", default=None, choices=TOKENIZERS, metavar="TOK",
                    help=f"tokenizer: {', '.join(TOKENIZERS)} (default 13a, or the target language's with -l)")
@@ -116,7 +118,8 @@ def add_bleu_arguments(p: argparse.ArgumentParser) -> None:
                    help="maximum n-gram order (default 4)")
     g.add_argument("--ref-length", default=None, choices=REF_LENGTH_RULES,
                    help="brevity-penalty reference length rule (default closest)")
-    g.add_argument("--effective-order", "-e", action="store_true", help="stop at the highest order with n-grams")
+    g.add_argument("--effective-order", *(["-e"] if effective_order_short else []), action="store_true",
+                   help="stop at the highest order with n-grams")
     g.add_argument("--weights", type=float, nargs="+", default=None, help="n-gram weights, one per order")
     g.add_argument("--profile", default="sacrebleu", choices=PROFILES, help="reproduce another tool's numbers")
 

@@ -1,12 +1,13 @@
-"""``harness-score -m chrf``: chrF and chrF++ of files, as sacrebleu's ``-m chrf`` prints them (corpus, sentence
-level, ``--paired-bs/--paired-ar``, ``--confidence``), from the statistics of :mod:`harness.text.chrf_counting`."""
+"""``harness-score -m chrf``: chrF and chrF++ of files, from the statistics of :mod:`harness.text.chrf_counting`:
+as sacrebleu's ``-m chrf`` prints them (:class:`ChrfMetric`, for :func:`harness.score_output.dropin_report`), and
+our own output (``--full``, ``-f tsv``: :func:`report`)."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from .core.chrf import ChrfOptions, ChrfScore, ChrfScoreFn, ChrfStats, chrf_signature, corpus_chrf, sentence_chrf
 from .score_output import dumps, format_paired_text, json_out, paired_results, seed_of, tsv
@@ -37,6 +38,53 @@ def chrf_files(inputs: tuple[list[Source], list[Source]], names: Sequence[str], 
                 print(f"{PROG}: warning: {text.path}: {warning}", file=sys.stderr)
     stats = chrf_statistics([t.lines for t in texts[len(refs):]], [t.lines for t in texts[:len(refs)]], opts)
     return [ChrfSystem(n, p, st) for n, p, st in zip(names, paths, stats)]
+
+
+#: sacrebleu's short names of chrF's signature fields (``--short``); ``harness`` (our version) is its ``v``.
+_SHORT = {"nrefs": "#", "bs": "bs", "ar": "ar", "seed": "rs", "case": "c", "eff": "e", "nc": "nc", "nw": "nw",
+          "space": "s", "harness": "v"}
+
+
+def short_signature(sig: str) -> str:
+    """sacrebleu's short form of a chrF signature: ``#:1|c:mixed|e:yes|nc:6|nw:0|s:no|v:...``."""
+    parts = (field.partition(":") for field in sig.split("|"))
+    return "|".join(f"{_SHORT.get(key, key)}:{value}" for key, _, value in parts)
+
+
+@dataclass
+class ChrfMetric:
+    """chrF of every system, as sacrebleu's output needs it (:class:`harness.score_output.DropInMetric`)."""
+
+    opts: ChrfOptions
+    systems: list[ChrfSystem]
+    key = "CHRF"
+
+    @property
+    def name(self) -> str:
+        return self.opts.name
+
+    @property
+    def score_fn(self) -> Any:
+        return ChrfScoreFn(self.opts)
+
+    def stats(self, i: int) -> Any:
+        return self.systems[i].stats
+
+    def corpus(self, i: int) -> tuple[float, str]:
+        return corpus_chrf(self.systems[i].stats, self.opts).score, ""
+
+    def signature(self, extra: Mapping[str, str] | None, short: bool) -> str:
+        sig = chrf_signature(self.opts, self.systems[0].stats.nrefs_label, extra)
+        return short_signature(sig) if short else sig
+
+    def sentence_lines(self, i: int, width: int, score_only: bool, sig: str) -> list[str]:
+        values = sentence_chrf(self.systems[i].stats, self.opts).tolist()
+        if score_only:
+            return [f"{v:.{width}f}" for v in values]
+        return [f"{self.opts.name}|{sig} = {v:.{width}f}" for v in values]
+
+    def warn(self, i: int) -> None:
+        """sacrebleu's chrF logs nothing when it reads a system."""
 
 
 def _object(system: ChrfSystem, score: ChrfScore, width: int, multi: bool) -> dict[str, Any]:

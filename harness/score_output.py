@@ -1,14 +1,17 @@
-"""The output of ``harness-score`` shared by its metrics: JSON as sacrebleu indents it, TSV, the seed of the
-statistical tests, and sacrebleu's text of paired-test results."""
+"""The output of ``harness-score`` shared by its metrics: sacrebleu's (its score lines and JSON, its tables of
+several systems and paired tests, its log lines; :func:`dropin_report`), and ours (``--full``, ``-f tsv``: JSON
+with every field, TSV, our text of paired-test results)."""
 
 from __future__ import annotations
 
 import argparse
 import json
 import os
-from typing import Any, Sequence
+import re
+import sys
+from typing import Any, Mapping, Protocol, Sequence
 
-#: Indentation of every JSON output (sacrebleu's single-object indent).
+#: Indentation of our JSON (``--full``; sacrebleu's indent of one object, its multi-system lists are indented by 4).
 JSON_INDENT = 1
 
 
@@ -32,8 +35,8 @@ def cell(value: Any) -> str:
 
 
 def json_out(objects: list[dict[str, Any]], args: argparse.Namespace) -> str:
-    """A list with ``-i``; from standard input the single object sacrebleu prints."""
-    return dumps(objects if args.input else objects[0])
+    """A list with ``-i`` (or several systems from standard input); else the single object."""
+    return dumps(objects if args.input or len(objects) > 1 else objects[0])
 
 
 def seed_of(args: argparse.Namespace) -> int | None:
@@ -111,3 +114,301 @@ def paired_results(args: argparse.Namespace, systems: Sequence[tuple[str, Any]],
     results = paired_test(list(systems), score_fn, test, args.n_samples, seed, args.confidence)
     extra = signature_extra(test, results[0].n_samples, seed, 1000 if (test == "ar" and args.confidence) else None)
     return results, extra
+
+
+# --------------------------------------------------------------------------------------------------------------
+# sacrebleu's output (the drop-in): sacrebleu.py's main, utils.print_single_results and print_results_table,
+# metrics.base.Score.format
+# --------------------------------------------------------------------------------------------------------------
+
+#: sacrebleu's ``--format`` choices.
+SACREBLEU_FORMATS = ("json", "text", "latex")
+
+#: colorama's codes for the colours sacrebleu uses (only when standard output is a terminal).
+_COLORS = {"red": "\x1b[31m", "green": "\x1b[32m", "yellow": "\x1b[33m", "cyan": "\x1b[36m"}
+RESET_COLORS = "\x1b[0m"
+_CONFIDENCE_RE = re.compile(r"(\(μ = [0-9\.]+ ± [0-9\.]+\))")
+
+
+def paint(msg: str, color: str, enabled: bool) -> str:
+    """sacrebleu's ``Color.format``."""
+    return f"{_COLORS[color]}{msg}{RESET_COLORS}" if enabled else msg
+
+
+class Log:
+    """sacrebleu's log lines on stderr, ``PROG: `` where sacrebleu writes ``sacreBLEU: ``. ``quiet`` (``-q``): no
+    information, and warnings without the prefix (sacrebleu's logging then has no handler but Python's last
+    resort)."""
+
+    def __init__(self, prog: str, quiet: bool) -> None:
+        self.prog = prog
+        self.quiet = quiet
+
+    def info(self, message: str) -> None:
+        if not self.quiet:
+            print(f"{self.prog}: {message}", file=sys.stderr)
+
+    def warning(self, message: str) -> None:
+        print(message if self.quiet else f"{self.prog}: {message}", file=sys.stderr)
+
+
+class DropInMetric(Protocol):
+    """One metric of every system, as sacrebleu's output needs it (``BleuMetric`` in :mod:`harness.cli`,
+    ``ChrfMetric`` in :mod:`harness.score_chrf`)."""
+
+    @property
+    def key(self) -> str:
+        """sacrebleu's name of the metric in its log lines: ``BLEU``, ``CHRF``."""
+        ...
+
+    @property
+    def name(self) -> str:
+        """The score's name: ``BLEU``, ``chrF2``, ``chrF2++``."""
+        ...
+
+    @property
+    def score_fn(self) -> Any:
+        ...
+
+    def stats(self, i: int) -> Any:
+        ...
+
+    def corpus(self, i: int) -> tuple[float, str]:
+        """System ``i``'s score and its verbose part (``""`` when the metric has none)."""
+        ...
+
+    def signature(self, extra: Mapping[str, str] | None, short: bool) -> str:
+        ...
+
+    def sentence_lines(self, i: int, width: int, score_only: bool, sig: str) -> list[str]:
+        ...
+
+    def warn(self, i: int) -> None:
+        """What sacrebleu logs when it reads system ``i``'s statistics (BLEU: tokenized periods)."""
+        ...
+
+
+def score_line(name: str, score: float, width: int, score_only: bool = False, signature: str = "",
+               is_json: bool = False, verbose: str = "", mean: float = -1.0, ci: float = -1.0) -> str:
+    """sacrebleu's ``Score.format``: ``BLEU|sig = 39.1 68.4/... (BP = ...)``, the score alone, or its JSON object
+    (the score rounded to ``width``; the signature's fields as keys, our ``harness`` field as ``version``)."""
+    d: dict[str, Any] = {"name": name, "score": float(f"{score:.{width}f}"), "signature": signature}
+    sc = f"{score:.{width}f}"
+    if mean > 0:
+        confidence_mean, confidence_var = f"{mean:.{width}f}", f"{ci:.{width}f}"
+        confidence = f"μ = {confidence_mean} ± {confidence_var}"
+        sc += f" ({confidence})"
+        if is_json:
+            d.update(confidence_mean=float(confidence_mean), confidence_var=float(confidence_var),
+                     confidence=confidence)
+    full = f"{name}|{signature}" if signature else name
+    full = f"{full} = {sc}"
+    if verbose:
+        full += f" {verbose}"
+        d["verbose_score"] = verbose
+    if score_only:
+        return sc
+    if is_json:
+        for param in signature.split("|"):
+            key, _, value = param.partition(":")
+            d["version" if key == "harness" else key] = value
+        return json.dumps(d, indent=1, ensure_ascii=False)
+    return full
+
+
+def single_results(results: list[str], fmt: str, color: bool) -> str:
+    """sacrebleu's ``print_single_results``: one system's score lines (aligned on ``=``), or its JSON."""
+    if fmt == "json":
+        return "[\n" + ",\n".join(results) + "\n]" if len(results) > 1 else results[0]
+    if color and "μ" in results[0]:
+        results = [_CONFIDENCE_RE.sub(lambda m: paint(m.group(), "cyan", True), r) for r in results]
+    if len(results) == 1:
+        return results[0]
+    out, lens = [], []
+    for line in results:
+        try:
+            lens.append(line.index("=") - 1)
+        except ValueError:
+            out.append(line)
+    if lens:
+        w = max(lens)
+        out += [f"{line[:n]:>{w}}{line[n:]}" for n, line in zip(lens, results)]
+    return "\n".join(out)
+
+
+def _score_cells(results: dict[str, list[Any]], width: int, multiline: bool, color: bool) -> dict[str, list[str]]:
+    """sacrebleu's ``_format_score_lines``: paired-test results as table cells, the headers of bootstrap
+    columns marked ``(μ ± 95% CI)``."""
+    cells: dict[str, list[str]] = {"System": list(results["System"])}
+    is_bootstrap = False
+    for metric, values in results.items():
+        if metric == "System":
+            continue
+        column = []
+        for result in values:
+            if isinstance(result, str):
+                column.append(result)
+                continue
+            text = f"{result['score']:.{width}f}"
+            if result["mean"] is not None:
+                is_bootstrap = True
+                text += f" ({result['mean']:.{width}f} ± {result['ci']:.{width}f})"
+            if result["p_value"] is not None:
+                p = f"(p = {result['p_value']:.4f})"
+                text += ("\n" if multiline else " ") + (paint(p, "red", color) if result["p_value"] > 0.05
+                                                        else p + "*")
+            column.append(text)
+        cells[metric + " (μ ± 95% CI)" if is_bootstrap else metric] = column
+    return cells
+
+
+def results_table(results: dict[str, list[Any]], signatures: Mapping[str, str], fmt: str, width: int, color: bool,
+                  paired: tuple[str, int] | None = None) -> str:
+    """sacrebleu's ``print_results_table``: several systems as JSON (``indent=4``), or its table (``text``:
+    tabulate's ``fancy_grid``, ``latex``: ``latex_booktabs``), the paired test's explanation, the signatures.
+    ``paired``: the test (``bs``/``ar``) and the number of samples as given on the command line."""
+    if fmt == "json":
+        rows = []
+        for i, system in enumerate(results["System"]):
+            row: dict[str, Any] = {"system": system}
+            for key, values in list(results.items())[1:]:
+                row[key] = values[i] if isinstance(values[i], str) else dict(values[i])
+            rows.append(row)
+        return json.dumps(rows, indent=4)
+    from tabulate import tabulate  # type: ignore[import-untyped]  # draws sacrebleu's tables; no type stubs
+
+    tablefmt = "fancy_grid" if fmt == "text" else "latex_booktabs"
+    cells = _score_cells(results, width, tablefmt == "fancy_grid", color)
+    table: dict[str, list[str]] = {}
+    has_baseline, baseline_name = False, ""
+    for name, values in cells.items():
+        if values[0].startswith("Baseline:") or has_baseline:
+            if values[0].startswith("Baseline:"):
+                baseline_name = values[0]
+            has_baseline = True
+            values[0] = paint(values[0], "yellow", color)
+        table[paint(name, "cyan", color)] = values
+    lines = [tabulate(table, headers="keys", tablefmt=tablefmt, colalign=("right",), stralign="center",
+                      numalign="center", floatfmt=f".{width}f"), ""]
+    if paired is not None:
+        test, n = paired
+        kind = "bootstrap resampling" if test == "bs" else "approximate randomization"
+        msg = f"Paired {kind} test with {n} {'resampling trials' if test == 'bs' else 'trials'}"
+        bline, bline_name = paint("baseline", "yellow", color), paint(baseline_name, "yellow", color)
+        null_hyp = paint("Null hypothesis", "green", color)
+        red = paint("highlighted in red", "red", color)
+        lines += ["-" * len(msg), msg, "-" * len(msg),
+                  f" - Each system is pairwise compared to {bline_name}.",
+                  "   Actual system score / bootstrap estimated true mean / 95% CI are provided for each metric."
+                  if test == "bs" else "   Actual system score is provided for each metric.",
+                  "",
+                  f" - {null_hyp}: the system and the {bline} translations are essentially",
+                  f"   generated by the same underlying process. For a given system and the {bline},",
+                  "   the p-value is roughly the probability of the absolute score difference (delta)",
+                  f"   or higher occurring due to chance, under the assumption that the {null_hyp.lower()} is "
+                  "correct.",
+                  "",
+                  f" - Assuming a significance threshold of 0.05, the {null_hyp.lower()} can be rejected",
+                  '   for p-values < 0.05 (marked with "*"). This means that the delta is unlikely to be attributed',
+                  f'   to chance, hence the system is significantly "different" than the {bline}.',
+                  f"   Otherwise, the p-values are {red}.",
+                  "",
+                  f' - NOTE: Significance does not tell whether a system is "better" than the {bline} but rather',
+                  '   emphasizes the "difference" of the systems in terms of the replicability of the delta.',
+                  ""]
+    lines += ["-----------------", "Metric signatures", "-----------------"]
+    lines += [f" - {name:<10} {sig}" for name, sig in signatures.items()]
+    return "\n".join(lines)
+
+
+def _jobs(requested: int, n_systems: int) -> int:
+    """sacrebleu's number of workers of a paired test (``-j``; 0: half the CPUs, at most one per system)."""
+    if requested != 0:
+        return requested
+    half = (os.cpu_count() or 1) // 2
+    return 1 if half == 0 else min(half, n_systems)
+
+
+def dropin_report(metrics: Sequence[DropInMetric], labels: Sequence[str], from_stdin: bool,
+                  args: argparse.Namespace, log: Log, color: bool) -> str:
+    """What sacrebleu's ``main`` prints for these systems (``labels``: its names of them) and metrics (in the
+    order of ``-m``, each once), and logs on the way."""
+    from .core.significance import seed_label
+
+    width, fmt = args.width, args.format
+    if args.sentence_level:
+        metric = metrics[0]
+        return "\n".join(metric.sentence_lines(0, width, args.score_only, metric.signature(None, args.short)))
+    if args.detail and fmt == "json":
+        fmt = "text"  # sacrebleu: the subsets' lines would not be JSON
+    by_key = sorted(metrics, key=lambda m: m.key)  # sacrebleu's sorted(metrics) outside paired tests
+    seed = seed_of(args)
+    if len(labels) == 1:
+        results = []
+        for metric in by_key:
+            score, verbose = metric.corpus(0)
+            n = args.n_samples or args.confidence_n
+            extra, mean, ci = None, -1.0, -1.0
+            if args.confidence and n > 1:
+                from .core.significance import systems_ci
+
+                interval = systems_ci([(labels[0], metric.stats(0))], metric.score_fn, n, seed)[0]
+                extra, mean, ci = {"bs": str(n), "seed": seed_label(seed)}, interval.mean, interval.ci
+            sig = metric.signature(extra, args.short if fmt != "json" else False)
+            results.append(score_line(metric.name, score, width, args.score_only, sig, fmt == "json", verbose,
+                                      mean, ci))
+        for metric in by_key:  # after the intervals: a refusal (memory) comes before any log line
+            metric.warn(0)
+        text = single_results(results, fmt, color)
+        if args.detail:
+            text += "\nNo subset information found. Consider using --origlang argument."
+        return text
+    if not (args.paired_bs or args.paired_ar):
+        log.info(f"Found {len(labels)} systems.")
+        scores: dict[str, list[Any]] = {"System": list(labels)}
+        sigs: dict[str, str] = {}
+        for i in range(len(labels)):
+            for metric in by_key:
+                metric.warn(i)
+                sigs[metric.name] = metric.signature(None, args.short)
+                scores.setdefault(metric.name, []).append(f"{metric.corpus(i)[0]:.{width}f}")
+        return results_table(scores, sigs, fmt, width, color)
+    return _paired(metrics, labels, from_stdin, args, log, color, fmt, seed)
+
+
+def _paired(metrics: Sequence[DropInMetric], labels: Sequence[str], from_stdin: bool, args: argparse.Namespace,
+            log: Log, color: bool, fmt: str, seed: int | None) -> str:
+    """sacrebleu's ``PairedTest``: its log lines, then its table."""
+    from .core.significance import paired_test, signature_extra
+
+    test = "bs" if args.paired_bs else "ar"
+    given = args.paired_bs_n if test == "bs" else args.paired_ar_n
+    n = args.n_samples or (given if given > 0 else (1000 if test == "bs" else 10000))
+    if from_stdin:
+        names = ["Baseline"] + [f"System {i + 1}" for i in range(len(labels) - 1)]
+    else:
+        names = [f"Baseline: {labels[0]}", *labels[1:]]
+    scores: dict[str, list[Any]] = {"System": names}
+    sigs: dict[str, str] = {}
+    for metric in metrics:  # computed first: a refusal (too many samples for the memory) comes before any log line
+        systems = [(name, metric.stats(i)) for i, name in enumerate(names)]
+        results = paired_test(systems, metric.score_fn, test, n, seed)
+        scores[metric.name] = [{"score": r.score, "p_value": r.p_value, "mean": r.mean, "ci": r.ci}
+                               for r in results]
+        sigs[metric.name] = metric.signature(signature_extra(test, n, seed), args.short)
+    log.info(f"Found {len(labels)} systems.")
+    for metric in metrics:
+        log.info(f"Pre-computing {metric.key} statistics for {names[0]!r}")
+        metric.warn(0)
+    jobs = _jobs(args.paired_jobs, len(labels) - 1)
+    if jobs != 1:
+        log.info(f"Launching {jobs} parallel workers.")
+    action = (f" > Performing paired bootstrap resampling test (# resamples: {n})" if test == "bs"
+              else f" > Performing approximate randomization test (# trials: {n})")
+    for i in range(1, len(labels)):
+        for metric in metrics:
+            log.info(f"Computing {metric.name} for {names[i]!r} and extracting sufficient statistics")
+            metric.warn(i)
+            log.info(action)
+    shown = args.n_samples or given
+    return results_table(scores, sigs, fmt, args.width, color, (test, shown))

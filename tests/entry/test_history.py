@@ -99,7 +99,7 @@ def paired(ds: Path, a: str, b: str, test: str = "--paired-bs", *extra: str) -> 
     """``harness-score --paired-bs`` (or ``--paired-ar``) of version b against version a, on the texts."""
     refs = [str(ds / "refs" / f"{r}.txt") for r in ("ref-C", "ref-D")]
     hyps = [str(ds / "systems" / f"mymodel@{v}.txt") for v in (a, b)]
-    return json.loads(score_run([*refs, "-i", *hyps, test, *extra, "--format", "json"]))
+    return json.loads(score_run([*refs, "-i", *hyps, test, *extra, "--format", "json", "--full"]))
 
 
 # Several error cases in one process of its own (proves that the command never imports Hydra; mlflow is imported

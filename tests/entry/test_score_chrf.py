@@ -1,5 +1,5 @@
 """``harness-score -m chrf``: the numbers of sacrebleu's ``-m chrf`` (corpus, sentence level, paired tests,
-confidence intervals) and its errors, on the shipped demo."""
+confidence intervals) and its errors, on the shipped demo (every digit: ``--full``'s unrounded scores)."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ def close(a: float, b: float) -> bool:
                                            (["--chrf-lowercase", "--chrf-beta", "1", "-cc", "4"],
                                             {"lowercase": True, "beta": 1, "char_order": 4})])
 def test_corpus_chrf_of_files_equals_sacrebleu(flags, options):
-    out = json.loads(run([*REFS, "-i", *SYSTEMS, "-m", "chrf", *flags, "-f", "json"]))
+    out = json.loads(run([*REFS, "-i", *SYSTEMS, "-m", "chrf", *flags, "-f", "json", "--full"]))
     refs = [read_lines(DEMO / "refs" / n) for n in ("ref-C.txt", "ref-D.txt")]
     chrf = CHRF(**options)
     assert [o["system"] for o in out] == SYSTEMS
@@ -36,10 +36,13 @@ def test_corpus_chrf_of_files_equals_sacrebleu(flags, options):
 
 
 def test_bleu_and_chrf_together_give_one_json_list():
-    out = json.loads(run([*REFS, "-i", SYSTEMS[0], "-m", "chrf", "bleu", "-f", "json"]))
+    out = json.loads(run([*REFS, "-i", SYSTEMS[0], "-m", "chrf", "bleu", "-f", "json", "--full"]))
     assert [o["name"] for o in out] == ["BLEU", "chrF2"]
-    text = run([*REFS, "-i", SYSTEMS[0], "-m", "bleu", "chrf"]).splitlines()
-    assert text[0].startswith("BLEU|") and text[1].startswith("chrF2|")
+    out = json.loads(run([*REFS, "-i", SYSTEMS[0], "-m", "chrf", "bleu"]))  # sacrebleu's: its objects, rounded
+    assert [(o["name"], o["score"]) for o in out] == [("BLEU", 56.3), ("chrF2", 72.8)]
+    text = run([*REFS, "-i", SYSTEMS[0], "-m", "bleu", "chrf", "-f", "text"]).splitlines()
+    assert text[0].startswith("BLEU|") and text[1].lstrip().startswith("chrF2|")
+    assert text[0].index("=") == text[1].index("=")  # aligned, as sacrebleu aligns them
 
 
 def test_sentence_level_chrf_equals_sacrebleu():
@@ -57,7 +60,7 @@ def test_paired_chrf_p_values_equal_sacrebleus(test, monkeypatch):
 
     monkeypatch.setenv("SACREBLEU_SEED", "12345")
     out = json.loads(run([REFS[0], "-i", *SYSTEMS, "-m", "chrf", "-cw", "2", test, "--n-samples", "300",
-                          "-f", "json"]))
+                          "-f", "json", "--full"]))
     refs = [read_lines(Path(REFS[0]))]
     named = [(p, read_lines(Path(p))) for p in SYSTEMS]
     _, results = PairedTest(named, {"chrF": CHRF(word_order=2, references=refs)}, None,
@@ -67,13 +70,13 @@ def test_paired_chrf_p_values_equal_sacrebleus(test, monkeypatch):
 
 
 def test_chrf_confidence_equals_sacrebleus():
-    out = run([REFS[0], "-i", SYSTEMS[1], "-m", "chrf", "--confidence", "-w", "4"])
+    out = run([REFS[0], "-i", SYSTEMS[1], "-m", "chrf", "--confidence", "-w", "4", "-f", "text"])
     chrf = CHRF(references=[read_lines(Path(REFS[0]))])
     theirs = chrf.corpus_score(read_lines(Path(SYSTEMS[1])), None, n_bootstrap=1000)
     assert out.split(" = ", 1)[1] == theirs.format(4).split(" = ", 1)[1]
 
 
 def test_several_metrics_at_sentence_level_is_one_line(capsys):
-    assert main([REFS[0], "-i", SYSTEMS[0], "-m", "bleu", "chrf", "-sl"]) == 2
+    assert main([REFS[0], "-i", SYSTEMS[0], "-m", "bleu", "chrf", "-sl"]) == 1  # sacrebleu's exit status
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "--metrics" in err[0] and "one metric" in err[0]
+    assert len(err) == 1 and "--metrics" in err[0] and "Only one metric can be used in sentence-level mode" in err[0]

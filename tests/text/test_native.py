@@ -255,10 +255,11 @@ def test_an_install_without_a_c_compiler_works_and_says_so_once(tmp_path, wmt21)
     refs = [str(p) for p in sorted((REPO / "harness" / "data" / "wmt21_news_ende" / "refs").glob("*.txt"))]
     hyp = str(REPO / "harness" / "data" / "wmt21_news_ende" / "systems" / "Nemo.txt")
     clean = {k: v for k, v in os.environ.items() if k not in ("HARNESS_NATIVE", "PYTHONPATH")}
-    run = subprocess.run([str(python), "-m", "harness.cli", *refs, "-i", hyp, hyp, hyp, hyp, "-f", "json"],
+    run = subprocess.run([str(python), "-m", "harness.cli", *refs, "-i", hyp, hyp, hyp, hyp, "-f", "json", "--full"],
                          capture_output=True, text=True, env=clean, cwd=tmp_path, timeout=300)
     assert run.returncode == 0, run.stderr
-    here = subprocess.run([sys.executable, "-m", "harness.cli", *refs, "-i", hyp, hyp, hyp, hyp, "-f", "json"],
+    here = subprocess.run([sys.executable, "-m", "harness.cli", *refs, "-i", hyp, hyp, hyp, hyp, "-f", "json",
+                           "--full"],
                           capture_output=True, text=True, env=clean, cwd=tmp_path, timeout=300, check=True)
     assert run.stdout == here.stdout  # the same numbers, every digit printed
     lines = [x for x in run.stderr.splitlines() if x.strip()]
