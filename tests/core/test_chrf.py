@@ -53,13 +53,13 @@ def test_formula_equals_sacrebleu_in_float64_and_float32(options):
         assert float(mine32) == pytest.approx(chrf._compute_f_score(row.astype(np.float32)), rel=1e-12, abs=0)
 
 
-@pytest.mark.parametrize("options", [OPTION_SETS[0], OPTION_SETS[1]] + [pytest.param(o, marks=pytest.mark.slow)
-                                                                       for o in OPTION_SETS[2:4]],
+@pytest.mark.parametrize("options", [OPTION_SETS[0]] + [pytest.param(o, marks=pytest.mark.slow)
+                                                       for o in OPTION_SETS[1:4]],
                          ids=lambda o: ",".join(o) or "default")
 def test_corpus_and_sentence_chrf_equal_sacrebleu_on_real_data(wmt21, options):
     chrf = CHRF(**options)
     refs = [wmt21["refs"][name] for name in sorted(wmt21["refs"])]
-    for name, hyps in sorted(wmt21["systems"].items())[:3]:
+    for name, hyps in sorted(wmt21["systems"].items())[:2]:
         ours = corpus_chrf(hyps, refs, **options)
         theirs = chrf.corpus_score(hyps, refs)
         assert close(ours.score, theirs.score), name
@@ -71,6 +71,7 @@ def test_corpus_and_sentence_chrf_equal_sacrebleu_on_real_data(wmt21, options):
         assert close(sentence_chrf(hyps[i], seg_refs, **options).score, chrf.sentence_score(hyps[i], seg_refs).score)
 
 
+@pytest.mark.slow
 def test_statistics_equal_sacrebleus_and_keep_the_best_reference(wmt21):
     refs = [wmt21["refs"][name] for name in sorted(wmt21["refs"])]
     hyps = wmt21["systems"][sorted(wmt21["systems"])[1]]

@@ -20,9 +20,10 @@ def close(a: float, b: float) -> bool:
     return abs(a - b) <= 1e-12 * max(1.0, abs(b))
 
 
-@pytest.mark.parametrize("flags,options", [([], {}), (["-cw", "2"], {"word_order": 2}),
-                                           (["--chrf-lowercase", "--chrf-beta", "1", "-cc", "4"],
-                                            {"lowercase": True, "beta": 1, "char_order": 4})])
+@pytest.mark.parametrize("flags,options", [([], {}), pytest.param(["-cw", "2"], {"word_order": 2}, marks=pytest.mark.slow),
+                                           pytest.param(["--chrf-lowercase", "--chrf-beta", "1", "-cc", "4"],
+                                                        {"lowercase": True, "beta": 1, "char_order": 4},
+                                                        marks=pytest.mark.slow)])
 def test_corpus_chrf_of_files_equals_sacrebleu(flags, options):
     out = json.loads(run([*REFS, "-i", *SYSTEMS, "-m", "chrf", *flags, "-f", "json", "--full"]))
     refs = [read_lines(DEMO / "refs" / n) for n in ("ref-C.txt", "ref-D.txt")]

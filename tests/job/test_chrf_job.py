@@ -57,6 +57,7 @@ def test_every_chrf_row_is_sacrebleus(tmp_path, small_dataset):
     assert (bleu["score"] == bleu["bleu"]).all()
 
 
+@pytest.mark.slow
 def test_chrf_variants_get_paired_tests_clusters_and_correlations(tmp_path, small_dataset):
     folder = run(tmp_path, small_dataset, significance=True, correlation=True, n_samples=200)
     sig = pd.read_parquet(folder / "significance.parquet")
@@ -71,6 +72,7 @@ def test_chrf_variants_get_paired_tests_clusters_and_correlations(tmp_path, smal
     assert "chrF++" in report and "2 chrF" in report
 
 
+@pytest.mark.slow
 def test_a_chrf_only_job_runs_and_compare_asks_for_bleu(tmp_path, small_dataset):
     folder = run(tmp_path, small_dataset, bleu=())
     scores = pd.read_parquet(folder / "system_scores.parquet")

@@ -84,6 +84,7 @@ def test_an_imported_copy_of_chrf_gives_every_statistic_of_chrf(tmp_path, datase
     assert "Where BLEU stands (human)" in report
 
 
+@pytest.mark.slow
 def test_the_shipped_comet_scores_correlate_as_numpy_says(tmp_path):
     cfg = base_config(tmp_path, dataset={"root": str(RUEN)}, correlation=True, n_samples=100)
     folder = run_job(build_spec(cfg, [f"dataset.root={RUEN}"]), "", io.StringIO()).folder
@@ -122,6 +123,7 @@ def test_a_metric_with_missing_or_bad_scores_is_one_error_naming_its_file(tmp_pa
     assert not list((tmp_path / "runs").rglob("system_scores.parquet"))
 
 
+@pytest.mark.slow
 def test_metrics_selects_and_names_the_choices(tmp_path, dataset):
     folder = job(tmp_path, dataset, metrics=["mine"])
     assert set(pd.read_parquet(folder / "system_scores.parquet")["variant"]) == {"sacrebleu", "chrF", "mine"}
