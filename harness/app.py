@@ -33,6 +33,9 @@ usage: harness [KEY=VALUE ...] [-m KEY=A,B ...]
   dataset.refs=[A,B]      references to use            dataset.refsets=all|each|[[A],[A,B]]
   dataset.systems=[A,B]   systems to score (NAME or NAME@VERSION)
   bleu=NAME | bleu=[A,B]  BLEU variants: {variants}
+  chrf=[chrf,chrf++]      chrF variants beside BLEU's (default none)
+  metrics=all|none|[A,B]  metrics scored elsewhere, from the dataset's metrics/NAME/ (default all)
+  dataset.target_lang=LANG  the target language: it picks the tokenizer, as sacrebleu -l (default meta.json's)
   human=all|none|KIND     human-score kinds of the dataset (default all)
   system=example system.path=FILE system.name=NAME [system.version=V]   an explicit system file
   seed=N n_samples=N      resampling (default 12345, 1000)
@@ -42,6 +45,7 @@ usage: harness [KEY=VALUE ...] [-m KEY=A,B ...]
 
   -m                      sweep: one job per combination (hydra/launcher=joblib for local cores, =slurm)
   --cfg job               print the composed config;  --help  this text;  --hydra-help  Hydra's options
+  harness-import mtme|mqm ...   a dataset folder from mt-metrics-eval's layout or Google's MQM annotations
 """
 
 
