@@ -66,7 +66,7 @@ def test_corpus_and_sentence_chrf_equal_sacrebleu_on_real_data(wmt21, options):
         assert ours.name == theirs.name
         assert ours.format(signature=False) == theirs.format(signature=False)
     hyps = wmt21["systems"][sorted(wmt21["systems"])[0]]
-    for i in range(0, len(hyps), 7):
+    for i in range(0, len(hyps), 25):
         seg_refs = [r[i] for r in refs]
         assert close(sentence_chrf(hyps[i], seg_refs, **options).score, chrf.sentence_score(hyps[i], seg_refs).score)
 

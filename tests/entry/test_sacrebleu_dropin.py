@@ -124,7 +124,8 @@ SLOW = pytest.mark.slow
 
 def case(name: str, args: list[str], stdin: str | None = None, *more: Any, slow: bool = True) -> Any:
     """One argument list (``stdin``: a file of ``work`` on standard input); ``slow``: left out of the fast tier,
-    which keeps one case of each kind."""
+    which keeps six cases (one system, systems on standard input, the table, two metrics, a paired test, a
+    warning) and two refusals (sacrebleu's own, and a test set)."""
     return pytest.param(args, stdin, *more, id=name, marks=[SLOW] if slow else [])
 
 
@@ -137,7 +138,7 @@ CASES = [
     case("several", ["ref-C.txt", "-i", *SYSTEMS]),
     case("several-text", ["ref-C.txt", "-i", *SYSTEMS, "-f", "text", "-w", "2", "-nc"], slow=False),
     case("several-latex", ["ref-C.txt", "-i", *SYSTEMS, "-f", "latex", "-m", "bleu", "chrf"]),
-    case("score-only-w3", ["ref-C.txt", "-b", "-w", "3"], "Nemo.txt", slow=False),
+    case("score-only-w3", ["ref-C.txt", "-b", "-w", "3"], "Nemo.txt"),
     case("score-only-two-metrics", ["ref-C.txt", "-i", "Nemo.txt", "-b", "-m", "bleu", "chrf"]),
     case("score-only-text", ["ref-C.txt", "-i", "Nemo.txt", "-b", "-m", "chrf", "bleu", "-f", "text"]),
     case("two-refs-w3", ["ref-C.txt", "ref-D.txt", "-i", "Nemo.txt", "-w", "3"]),
@@ -148,12 +149,12 @@ CASES = [
     case("chrf++", ["ref-C.txt", "-i", "Nemo.txt", "-m", "chrf", "--chrf-word-order", "2"]),
     case("chrf-options", ["ref-C.txt", "-i", *SYSTEMS, "-m", "chrf", "-cc", "4", "--chrf-beta", "1",
                           "--chrf-lowercase", "--chrf-whitespace", "-f", "text"]),
-    case("sentence-level", ["ref-C.txt", "-i", "Nemo.txt", "-sl"], slow=False),
+    case("sentence-level", ["ref-C.txt", "-i", "Nemo.txt", "-sl"]),
     case("sentence-level-chrf-short", ["ref-C.txt", "ref-D.txt", "-sl", "-m", "chrf", "-sh", "-w", "2"], "Nemo.txt"),
     case("sentence-level-add-k-b", ["ref-C.txt", "-sl", "-s", "add-k", "-b", "-w", "4"], "Nemo.txt"),
     case("paired-bs", ["ref-C.txt", "-i", *SYSTEMS, "--paired-bs", "-pbsn", "100", "-j", "1"]),
     case("paired-bs-text", ["ref-C.txt", "-i", *SYSTEMS, "--paired-bs", "-pbsn", "100", "-f", "text", "-m",
-                            "chrf", "bleu"], slow=False),
+                            "chrf", "bleu"]),
     case("paired-ar", ["ref-C.txt", "-i", *SYSTEMS, "--paired-ar", "-parn", "200"], slow=False),
     case("paired-ar-text", ["ref-C.txt", "ref-D.txt", "-i", *SYSTEMS, "--paired-ar", "-parn", "200", "-f", "text",
                             "-sh"]),
@@ -161,19 +162,19 @@ CASES = [
                                       "100", "-f", "text"]),
     case("confidence", ["ref-C.txt", "-i", "Nemo.txt", "--confidence", "-cin", "100"]),
     case("confidence-text", ["ref-C.txt", "-i", "Nemo.txt", "-ci", "-cin", "100", "-m", "bleu", "chrf", "-f",
-                             "text", "-w", "2"], slow=False),
+                             "text", "-w", "2"]),
     case("confidence-b", ["ref-C.txt", "-ci", "-cin", "100", "-b"], "Nemo.txt"),
-    case("tok-intl", ["ref-C.txt", "-i", "Nemo.txt", "-tok", "intl"], slow=False),
+    case("tok-intl", ["ref-C.txt", "-i", "Nemo.txt", "-tok", "intl"]),
     case("tok-char-lc", ["ref-C.txt", "-i", *SYSTEMS, "-tok", "char", "-lc", "-f", "text"]),
     case("lowercase", ["ref-C.txt", "-i", "Nemo.txt", "-lc", "-f", "text"]),
-    case("floor", ["ref-C.txt", "-i", "Nemo.txt", "-s", "floor", "-sv", "0.1"], slow=False),
+    case("floor", ["ref-C.txt", "-i", "Nemo.txt", "-s", "floor", "-sv", "0.1"]),
     case("smooth-none", ["ref-C.txt", "-i", "Nemo.txt", "-s", "none", "-f", "text"]),
-    case("language-pair", ["ref-C.txt", "-i", "Nemo.txt", "-l", "en-de"], slow=False),
+    case("language-pair", ["ref-C.txt", "-i", "Nemo.txt", "-l", "en-de"]),
     case("language-pair-advice", ["ref-C.txt", "-i", "Nemo.txt", "-l", "en-zh", "-tok", "13a", "-f", "text"]),
-    case("short", ["ref-C.txt", "-i", "Nemo.txt", "--short", "-f", "text"], slow=False),
+    case("short", ["ref-C.txt", "-i", "Nemo.txt", "--short", "-f", "text"]),
     case("short-json", ["ref-C.txt", "-i", "Nemo.txt", "--short"]),
     case("short-several", ["ref-C.txt", "-i", *SYSTEMS, "--short", "-f", "text", "-m", "bleu", "chrf"]),
-    case("quiet", ["ref-C.txt", "-i", "tok.txt", "UEdin.txt", "-q", "-f", "text"], slow=False),
+    case("quiet", ["ref-C.txt", "-i", "tok.txt", "UEdin.txt", "-q", "-f", "text"]),
     case("tokenized-warning", ["ref-C.txt", "-i", "tok.txt", "UEdin.txt", "Nemo.txt"], slow=False),
     case("tokenized-force", ["ref-C.txt", "-i", "tok.txt", "--force", "-f", "text"]),
     case("num-refs", ["refs.tsv", "-nr", "2", "-i", "Nemo.txt", "-f", "text"]),
@@ -196,7 +197,7 @@ REFUSED = [
     case("confidence-two-systems", ["ref-C.txt", "-i", "Nemo.txt", "UEdin.txt", "-ci"], None, 1,
          "Use paired tests (--paired) for multiple systems."),
     case("system-named-twice", ["ref-C.txt", "-i", "Nemo.txt", "Nemo.txt"], None, 1,
-         "'Nemo.txt' already used to name a system.", slow=False),
+         "'Nemo.txt' already used to name a system."),
     case("num-refs-and-two-files", ["ref-C.txt", "ref-D.txt", "-nr", "2", "-i", "Nemo.txt"], None, 1,
          "The --num-refs argument allows you to provide any number of tab-delimited references in a single file"),
     case("num-refs-fields", ["ref-C.txt", "-nr", "2", "-i", "Nemo.txt"], None, 17, "expected 2"),

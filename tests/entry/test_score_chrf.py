@@ -55,7 +55,7 @@ def test_sentence_level_chrf_equals_sacrebleu():
         assert line == f"{chrf.sentence_score(hyp, [ref]).score:.10f}"
 
 
-@pytest.mark.parametrize("test", ["--paired-bs", "--paired-ar"])
+@pytest.mark.parametrize("test", [pytest.param("--paired-bs", marks=pytest.mark.slow), "--paired-ar"])
 def test_paired_chrf_p_values_equal_sacrebleus(test, monkeypatch):
     from sacrebleu.significance import PairedTest
 
