@@ -1,7 +1,8 @@
 """The metric families of a job, each with its behaviour: BLEU (any profile) and chrF/chrF++, computed from
-per-segment statistics, and imported scores (metrics computed elsewhere, read from files). A job's variant names its family; everything that scores, resamples or signs a variant asks the
-family (the corpus score, the sentence scores, the score function of the resampling engine, the ``[S, n, K]``
-stack of several systems, whether the score is a function of summed statistics, the segment-level signature).
+per-segment statistics, and imported scores (metrics computed elsewhere, read from files). A job's variant names
+its family; everything that scores, resamples or signs a variant asks the family (the corpus score, the sentence
+scores, the score function of the resampling engine, the ``[S, n, K]`` stack of several systems, whether the
+score is a function of summed statistics, the segment-level signature).
 
 Pure core: statistics in, numbers out.
 """
@@ -82,8 +83,6 @@ class ChrfFamily:
         return opts.as_params()
 
 
-
-
 @dataclass(frozen=True, eq=False)
 class ImportedScores:
     """A metric the harness does not compute (COMET, BLEURT, MetricX, ...), its scores read from files: ``sys``
@@ -110,7 +109,7 @@ class ImportedScores:
 
 @dataclass(frozen=True, eq=False)
 class ScoresCell:
-    """One system's imported scores: its system score and its segment scores (empty without segment scores)."""
+    """One system's imported scores: its system score and its segment scores (NaN without segment scores)."""
 
     score: float
     segments: FloatArray

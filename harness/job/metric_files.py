@@ -3,9 +3,10 @@
 the human scores; ``meta.json``: ``higher_is_better``, default true), checked, and kept as
 :class:`~harness.core.families.ImportedScores` for the study to rank beside BLEU and chrF.
 
-A metric must score every system of the job (at system level, or at every segment if it has segment scores):
+A metric must score every MT system of the job (at system level, and at every segment if it has segment scores):
 a study compares the metrics on the same systems. What is missing is one error naming the file and the system,
-and how to leave the metric or the system out.
+and how to leave the metric or the system out. A human translation it does not score (a reference-based metric
+does not score its own reference) is allowed: the metric is then compared on the MT systems only.
 """
 
 from __future__ import annotations
