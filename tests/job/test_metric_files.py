@@ -133,3 +133,25 @@ def test_metrics_selects_and_names_the_choices(tmp_path, dataset):
         job(tmp_path, dataset, metrics=["comet"])
     with pytest.raises(ConfigError, match="expected all, none or a list"):
         job(tmp_path, dataset, metrics=3)
+
+
+@pytest.mark.slow
+def test_a_metric_without_the_human_translation_is_compared_on_the_mt_systems(tmp_path, dataset):
+    """A reference-based metric has no score for its own reference, a human translation of the dataset: its
+    row of that system is NaN and its correlations and WMT statistics are those of the MT systems only (never a
+    statistic of the set with the human translation computed without it)."""
+    rows = ["system\tscore", "Nemo\t0.5", "UEdin\t0.4", "Online-W\t0.6", "VolcTrans-AT\t0.3"]
+    root = copy_with(tmp_path, dataset, "refless", rows)
+    folder = job(tmp_path, root, correlation=True, meta_eval=True, n_samples=50, metrics=["refless"])
+    scores = pd.read_parquet(folder / "system_scores.parquet")
+    mine = scores[scores["variant"] == "refless"].set_index("system")["score"]
+    assert np.isnan(mine["ref-A"]) and mine["Online-W"] == 0.6
+    corr = pd.read_parquet(folder / "correlations.parquet")
+    theirs = corr[corr["variant"] == "refless"]
+    assert len(theirs) and not theirs["include_human"].any()
+    sacre = corr[corr["variant"] == "sacrebleu"]
+    assert sacre["include_human"].any() and (~sacre["include_human"]).any()
+    human = pd.read_csv(root / "human" / "seg.tsv", sep="\t").groupby("system")["score"].mean()
+    mt = ["Nemo", "UEdin", "Online-W", "VolcTrans-AT"]
+    pearson = theirs[(theirs["level"] == "system") & (theirs["method"] == "pearson")]["value"].iloc[0]
+    assert pearson == pytest.approx(np.corrcoef([0.5, 0.4, 0.6, 0.3], human[mt])[0, 1], rel=1e-12)
