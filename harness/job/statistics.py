@@ -197,24 +197,29 @@ class Statistics:
 
 def chrf_statistics_of(inputs: Inputs, variants: Iterable[Variant], progress: Any = None
                        ) -> dict[ChrfKey, ChrfStats]:
-    """chrF statistics of every block: per options every reference counted once
-    (:class:`~harness.text.chrf_counting.ChrfReferences`), each system matched against each reference once, and
-    every reference set's statistics chosen from those (the best reference per segment, as sacrebleu's); not
-    cached on disk."""
+    """chrF statistics of every block: the variants that share their character n-grams (order, case, whitespace:
+    chrF and chrF++) counted together, every reference once (:class:`~harness.text.chrf_counting.ChrfReferences`,
+    with the largest word order among them), each system matched against each reference once, and every
+    variant's and reference set's statistics chosen from those (the best reference per segment under the
+    variant's own F-score, as sacrebleu's); not cached on disk."""
     names = list(inputs.refs)
-    by_opts: dict[ChrfOptions, dict[str, list[tuple[ChrfKey, tuple[str, ...]]]]] = {}
+    groups: dict[tuple[int, bool, bool], dict[str, list[tuple[ChrfKey, tuple[str, ...]]]]] = {}
+    widest: dict[tuple[int, bool, bool], ChrfOptions] = {}
     systems: dict[str, SystemInput] = {}
     for key, system in chrf_blocks(inputs, variants).items():
         label, used, opts = key
         systems[label] = system
-        by_opts.setdefault(opts, {}).setdefault(label, []).append((key, used))
+        chars = (opts.char_order, opts.lowercase, opts.whitespace)
+        if chars not in widest or opts.word_order > widest[chars].word_order:
+            widest[chars] = opts
+        groups.setdefault(chars, {}).setdefault(label, []).append((key, used))
     out: dict[ChrfKey, ChrfStats] = {}
-    for opts, per_system in by_opts.items():
-        refs = ChrfReferences.build([inputs.refs[r].lines for r in names], opts)
+    for chars, per_system in groups.items():
+        refs = ChrfReferences.build([inputs.refs[r].lines for r in names], widest[chars])
         for label, todo in per_system.items():
             per_ref = refs.per_reference(systems[label].text.lines)
             for key, used in todo:
-                out[key] = refs.select(per_ref, [names.index(r) for r in used])
+                out[key] = refs.select(per_ref, [names.index(r) for r in used], key[2])
                 if progress is not None:
                     progress.update(1)
     return out

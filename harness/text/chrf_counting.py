@@ -219,9 +219,19 @@ class ChrfReferences:
             out.append(stats.reshape(n, 3 * opts.order))
         return out
 
-    def select(self, per_ref: Sequence[NDArray[np.int64]], which: Sequence[int] | None = None) -> ChrfStats:
+    def select(self, per_ref: Sequence[NDArray[np.int64]], which: Sequence[int] | None = None,
+               opts: ChrfOptions | None = None) -> ChrfStats:
         """The statistics against the references ``which`` (indices of the streams; None = all): per segment
-        those of the present reference with the best F-score, the first of equals."""
+        those of the present reference with the best F-score, the first of equals. ``opts``: a variant whose
+        character n-grams are these references' and whose word order is at most theirs (its statistics are the
+        first columns of these: characters, then words of orders 1, 2, ...); default the references' own."""
+        opts = opts or self.opts
+        if opts != self.opts:
+            same = (opts.char_order, opts.lowercase, opts.whitespace) == \
+                (self.opts.char_order, self.opts.lowercase, self.opts.whitespace)
+            if not same or opts.word_order > self.opts.word_order:
+                raise ValueError(f"{opts.name} cannot be read from the counts of {self.opts.name}")
+            per_ref = [p[:, :3 * opts.order] for p in per_ref]
         which = list(range(len(self.present))) if which is None else list(which)
         present = self.present[which]
         counts = set(present.sum(axis=0).tolist())
@@ -234,7 +244,7 @@ class ChrfReferences:
             best_f = -1.0
             for k, ok in zip(which, present[:, i]):
                 if ok:
-                    f = f_score(per_ref[k][i].tolist(), self.opts)
+                    f = f_score(per_ref[k][i].tolist(), opts)
                     if f > best_f:
                         best_f, out[i] = f, per_ref[k][i]
         return ChrfStats(out, n_refs, variable)

@@ -165,3 +165,20 @@ def test_chrf_stats_concat_and_take():
     stats = ChrfStats(np.arange(36).reshape(2, 18), 2, False)
     both = ChrfStats.concat([stats.take(slice(0, 1)), stats.take(slice(1, 2))])
     assert both.stats.tolist() == stats.stats.tolist() and both.n_refs == 2
+
+
+def test_chrf_read_from_the_counts_of_chrf_plus_plus_is_chrf():
+    """The job counts chrF and chrF++ together (the same character n-grams): chrF's statistics read from chrF++'s
+    counts, with chrF's own choice of the best reference, equal chrF counted alone; a variant whose characters
+    differ cannot be read from them."""
+    from harness.text.chrf_counting import ChrfReferences
+
+    refs = [["the cat sat on the mat", "a dog ran", "x"], ["a cat sat on a mat", "the dog ran off", "y z"]]
+    hyps = ["the cat sat on a mat", "dog ran", "x y"]
+    plus = ChrfReferences.build(refs, ChrfOptions(word_order=2))
+    per_ref = plus.per_reference(hyps)
+    for opts in (ChrfOptions(), ChrfOptions(word_order=1, beta=1)):
+        alone = ChrfReferences.build(refs, opts).statistics(hyps)
+        assert plus.select(per_ref, None, opts).stats.tolist() == alone.stats.tolist()
+    with pytest.raises(ValueError, match="cannot be read"):
+        plus.select(per_ref, None, ChrfOptions(lowercase=True))
