@@ -152,7 +152,8 @@ def bleu_by_system(data: FigureTables, folder: Path) -> list[str]:
     key = variants[0]
     order = sorted(systems, key=lambda s: np.nan_to_num(cells[(s, key)]["score"], nan=-np.inf))  # best on top
     colour = {v: OKABE_ITO[i % len(OKABE_ITO)] for i, v in enumerate(variants)}
-    marker = {v: MARKERS[i % len(MARKERS)] for i, v in enumerate(variants)}
+    # colour and marker cycle at different rates: every variant of up to 64 gets its own pair
+    marker = {v: MARKERS[(i + i // len(OKABE_ITO)) % len(MARKERS)] for i, v in enumerate(variants)}
     width = COLUMN if len(families) == 1 else PAGE
     height = max(2.0, 0.22 * len(systems) + 1.3)
     ncol = min(len(families), 3)
