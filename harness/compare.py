@@ -50,7 +50,7 @@ from .text.reading import STDIN, TextFile, check_parallel, parse_text, read_byte
 
 if TYPE_CHECKING:
     from .job.comparison import ComparisonSet
-    from .job.human import HumanScores
+    from .job.inputs import ComparedInputs as Inputs  # what a comparison reads (files mode: no human scores)
 
 PROG = "harness-compare"
 #: What ``-`` reads: standard input.
@@ -105,22 +105,6 @@ def build_parser() -> argparse.ArgumentParser:
 # --------------------------------------------------------------------------------------------------------------
 # Inputs, named as given
 # --------------------------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, eq=False)
-class Inputs:
-    """What a comparison reads: the systems (the baseline first) with their labels, the references, the source,
-    one kind of human scores (or None) with its display title, the dataset's name and the warnings of reading
-    (each naming its file as the user gave it)."""
-
-    labels: tuple[str, ...]
-    systems: tuple[TextFile, ...]
-    refs: tuple[TextFile, ...]
-    source: TextFile | None
-    human: HumanScores | None
-    human_title: str | None
-    dataset: str
-    warnings: tuple[str, ...]
 
 
 def shown_name(path: str) -> str:
@@ -193,7 +177,9 @@ def files_inputs(args: argparse.Namespace) -> Inputs:
     named = [*refs, *systems, *([source] if source is not None else [])]
     check_lines(named)
     warnings = tuple(f"{name}: {w}" for name, t in named for w in t.warnings)
-    return Inputs(_file_labels(args.input), tuple(t for _, t in systems), tuple(t for _, t in refs),
+    from .job.inputs import ComparedInputs
+
+    return ComparedInputs(_file_labels(args.input), tuple(t for _, t in systems), tuple(t for _, t in refs),
                   None if source is None else source[1], None, None, "", warnings)
 
 
@@ -222,7 +208,7 @@ def _dataset_systems(items: Sequence[str], systems: Sequence[tuple[str, str]], w
 def dataset_inputs(args: argparse.Namespace) -> Inputs:
     """``--dataset DIR A B [C ...]`` / ``--dataset DIR NAME``: texts, source and human scores from the folder; its
     files named under DIR as given."""
-    from .job.dataset import choose_refs, load_dataset, read_layout
+    from .job.dataset import read_layout
 
     if args.input or args.source:
         raise ConfigError("input" if args.input else "source", "not with --dataset (the systems are named after "
@@ -231,35 +217,17 @@ def dataset_inputs(args: argparse.Namespace) -> Inputs:
     layout = read_layout(root)
     stems = _dataset_systems(args.items, [(s.stem, s.name) for s in layout.systems],
                              os.path.join(root, "systems"))
-    kinds = [k.name for k in layout.human_kinds]
-    if args.human is None:
-        chosen: list[str] = kinds[:1]
-    elif args.human == "none":
-        chosen = []
-    else:
-        if args.human not in kinds:
-            raise ConfigError("human", f"the dataset has no human scores of kind {args.human!r}", ["none", *kinds],
-                              got=args.human)
-        chosen = [args.human]
-    in_use = choose_refs(layout, args.refs)
-    used = [r for r in in_use if r not in stems]
-    if not used:
-        raise ConfigError("refs", f"no reference left: {', '.join(map(repr, in_use))} "
-                          f"{'is' if len(in_use) == 1 else 'are'} among the systems compared, and a human translation "
-                          "is compared against the other references", list(layout.refs))
-    # The texts in use, named under DIR as given and checked parallel before the folder is loaded (its human scores
-    # are read only for texts that fit).
-    named = [os.path.join(root, "refs", f"{r}.txt") for r in used]
-    if layout.source is not None:
-        named.append(os.path.join(root, "src.txt"))
-    named += [os.path.join(root, "systems", f"{s}.txt") for s in stems]
-    check_lines([(n, read_given(n, log_notes=False)) for n in named])
-    ds = load_dataset(layout, refs=used, systems=stems, human=chosen)
-    by_stem = {f.stem: t for f, t in ds.systems}
-    scores = ds.human[chosen[0]] if chosen else None
-    title = next((k.title for k in layout.human_kinds if chosen and k.name == chosen[0]), None)
-    return Inputs(tuple(stems), tuple(by_stem[s] for s in stems), tuple(ds.refs[r] for r in used), ds.source,
-                  scores, title or (chosen[0] if chosen else None), ds.name, tuple(ds.warnings))
+
+    def check(used: list[str]) -> None:  # the texts in use, named under DIR as given, checked parallel first
+        named = [os.path.join(root, "refs", f"{r}.txt") for r in used]
+        if layout.source is not None:
+            named.append(os.path.join(root, "src.txt"))
+        named += [os.path.join(root, "systems", f"{s}.txt") for s in stems]
+        check_lines([(n, read_given(n, log_notes=False)) for n in named])
+
+    from .job.inputs import compared_inputs
+
+    return compared_inputs(layout, stems, args.refs, args.human, check)
 
 
 # --------------------------------------------------------------------------------------------------------------

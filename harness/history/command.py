@@ -132,7 +132,7 @@ def compare_last(args: argparse.Namespace, history: History) -> Path:
     root = Path(str(a.dataset_root))
     stems = [history.system if not v.version else f"{history.system}@{v.version}" for v in (a, b)]
     pair = pair_inputs(read_layout(root), stems, list(a.refs_used), None)
-    for v, text in ((a, pair.text_a), (b, pair.text_b)):
+    for v, text in zip((a, b), pair.systems):
         if text.sha256 != v.system_sha256:
             raise HistoryError(f"{text.path} changed since version {v.label} was scored (SHA-256 {text.sha256[:12]} "
                                f"now, {v.system_sha256[:12]} in run {v.run_id}): the comparison would not be of the "
@@ -144,8 +144,8 @@ def compare_last(args: argparse.Namespace, history: History) -> Path:
                                f"{str(recorded)[:12]} recorded)")
     opts = make_options(**parse_signature(history.signature)["options"])
     result = compare(ComparisonRequest.of_files(
-        pair.text_a, pair.text_b, pair.refs, opts, labels=(stems[0], stems[1]), source=pair.source, human=pair.human,
-        human_name=pair.human_title, seed=args.seed, n_samples=args.n_samples or DEFAULT_SAMPLES,
+        pair.systems[0], pair.systems[1], pair.refs, opts, labels=(stems[0], stems[1]), source=pair.source,
+        human=pair.human, human_name=pair.human_title, seed=args.seed, n_samples=args.n_samples or DEFAULT_SAMPLES,
         dataset=pair.dataset, refset=refset_name([r.name for r in pair.refs]), variant=history.variant))
     page = Path(args.compare) if args.compare else Path(page_name(stems[0], stems[1]))
     return write_page(page, *page_contents(result, page))["page"]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 from ..core.families import ImportedScores
 from ..errors import ConfigError, InputError
@@ -280,15 +280,13 @@ def load_inputs(spec: JobSpec, layout: DatasetLayout | None) -> Inputs:
 
 
 @dataclass(frozen=True, eq=False)
-class PairInputs:
-    """What a comparison of two systems reads (``harness-compare``, ``harness-history --compare``): both texts and
-    labels, the references in use, the source, one kind of human scores (or None) with its display title, the
-    dataset's name and the warnings of reading."""
+class ComparedInputs:
+    """What a comparison of systems of a dataset folder reads (``harness-compare --dataset``, ``harness-history
+    --compare``): the systems' labels and texts (the baseline first), the references in use, the source, one kind
+    of human scores (or None) with its display title, the dataset's name and the warnings of reading."""
 
-    label_a: str
-    label_b: str
-    text_a: TextFile
-    text_b: TextFile
+    labels: tuple[str, ...]
+    systems: tuple[TextFile, ...]
     refs: tuple[TextFile, ...]
     source: TextFile | None
     human: HumanScores | None
@@ -297,12 +295,11 @@ class PairInputs:
     warnings: tuple[str, ...]
 
 
-def pair_inputs(layout: DatasetLayout, items: Sequence[str], refs: Sequence[str] | None = None,
-                human: str | None = None) -> PairInputs:
-    """Two systems of a dataset folder (``[A, B]``, or ``[NAME]`` for its last two versions), its references
-    (``refs``, default all) less either system if it is one (leave-one-out), its source, and the human scores of
-    kind ``human`` (None: the first kind; ``"none"``: none)."""
-    stem_a, stem_b = choose_pair(items, [(s.stem, s.name) for s in layout.systems], str(layout.root / "systems"))
+def compared_inputs(layout: DatasetLayout, stems: Sequence[str], refs: Sequence[str] | None = None,
+                    human: str | None = None, check: Callable[[list[str]], None] | None = None) -> ComparedInputs:
+    """Systems ``stems`` of a dataset folder, its references (``refs``, default all) less any of them that is one
+    of the systems (leave-one-out), its source, and the human scores of kind ``human`` (None: the first kind;
+    ``"none"``: none). ``check(used)`` runs once the references in use are known, before anything is read."""
     kinds = [k.name for k in layout.human_kinds]
     if human is None:
         chosen: list[str] = kinds[:1]
@@ -313,13 +310,25 @@ def pair_inputs(layout: DatasetLayout, items: Sequence[str], refs: Sequence[str]
             raise ConfigError("human", f"the dataset has no human scores of kind {human!r}", ["none", *kinds],
                               got=human)
         chosen = [human]
-    used = [r for r in choose_refs(layout, refs) if r not in (stem_a, stem_b)]
+    in_use = choose_refs(layout, refs)
+    used = [r for r in in_use if r not in stems]
     if not used:
-        raise ConfigError("refs", f"no reference left: {stem_a!r} or {stem_b!r} is the only reference, and a human "
-                          "translation is compared against the other references", list(layout.refs))
-    ds = load_dataset(layout, refs=used, systems=[stem_a, stem_b], human=chosen)
+        raise ConfigError("refs", f"no reference left: {', '.join(map(repr, in_use))} "
+                          f"{'is' if len(in_use) == 1 else 'are'} among the systems compared, and a human translation "
+                          "is compared against the other references", list(layout.refs))
+    if check is not None:
+        check(used)
+    ds = load_dataset(layout, refs=used, systems=list(stems), human=chosen)
     by_stem = {f.stem: t for f, t in ds.systems}
     scores = ds.human[chosen[0]] if chosen else None
     title = next((k.title for k in layout.human_kinds if chosen and k.name == chosen[0]), None)
-    return PairInputs(stem_a, stem_b, by_stem[stem_a], by_stem[stem_b], tuple(ds.refs[r] for r in used), ds.source,
-                      scores, title or (chosen[0] if chosen else None), ds.name, tuple(ds.warnings))
+    return ComparedInputs(tuple(stems), tuple(by_stem[s] for s in stems), tuple(ds.refs[r] for r in used), ds.source,
+                          scores, title or (chosen[0] if chosen else None), ds.name, tuple(ds.warnings))
+
+
+def pair_inputs(layout: DatasetLayout, items: Sequence[str], refs: Sequence[str] | None = None,
+                human: str | None = None) -> ComparedInputs:
+    """Two systems of a dataset folder (``[A, B]``, or ``[NAME]`` for its last two versions):
+    :func:`compared_inputs` of that pair."""
+    stems = choose_pair(items, [(s.stem, s.name) for s in layout.systems], str(layout.root / "systems"))
+    return compared_inputs(layout, stems, refs, human)
