@@ -51,13 +51,17 @@ def read_metric(files: MetricFiles, labels: Sequence[str], all_systems: Sequence
     score is often not that mean, e.g. corpus BLEU; ``sys.tsv`` is then the score). A human translation among
     ``human`` may be missing (a reference-based metric does not score the reference it used): the metric is then
     compared on the MT systems only."""
-    lacking = [label for label in labels if label in human and not _scored(files, label, n_segments)]
+    found = read_seg_tsv(files.seg_path, systems=all_systems, n_segments=n_segments) \
+        if files.seg_path is not None else None
+    rows = read_sys_tsv(files.sys_path, systems=all_systems, n_segments=n_segments) \
+        if files.sys_path is not None else None
+    named = set(found or ()) | set(rows or ())
+    lacking = [label for label in labels if label in human and label not in named]
     labels = [label for label in labels if label not in lacking]
     hint = ("score it, leave the system out with dataset.systems=[...], or leave the metric out with "
             "metrics=none or metrics=[...]")
     seg = None
-    if files.seg_path is not None:
-        found = read_seg_tsv(files.seg_path, systems=all_systems, n_segments=n_segments)
+    if found is not None:
         for label in labels:
             values = found.get(label)
             scored = 0 if values is None else int(np.count_nonzero(~np.isnan(values)))
@@ -65,8 +69,7 @@ def read_metric(files: MetricFiles, labels: Sequence[str], all_systems: Sequence
                 raise InputError(f"metric {files.name!r} scores {scored} of {n_segments} segments of system "
                                  f"{label!r}: segment scores must cover every segment; {hint}", files.seg_path)
         seg = {label: found[label] for label in labels}
-    if files.sys_path is not None:
-        rows = read_sys_tsv(files.sys_path, systems=all_systems, n_segments=n_segments)
+    if rows is not None:
         for label in labels:
             if label not in rows:
                 raise InputError(f"metric {files.name!r} has no score for system {label!r}; {hint}", files.sys_path)
@@ -81,15 +84,6 @@ def read_metric(files: MetricFiles, labels: Sequence[str], all_systems: Sequence
     return ImportedScores(files.name, {label: sign * v for label, v in system.items()}, seg, n_segments,
                           not files.higher_is_better, _sha256(paths),
                           ", ".join(f"{METRICS_DIR}/{files.name}/{p.name}" for p in paths), tuple(lacking))
-
-
-def _scored(files: MetricFiles, label: str, n_segments: int) -> bool:
-    """Whether the metric's files name the system at all (its rows are checked when read)."""
-    for path in (files.sys_path, files.seg_path):
-        if path is not None and any(line.split("\t", 1)[0] == label
-                                    for line in path.read_text(encoding="utf-8", errors="replace").splitlines()[1:]):
-            return True
-    return False
 
 
 def _readonly(values: np.ndarray) -> np.ndarray:
