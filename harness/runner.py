@@ -35,7 +35,7 @@ from .job.inputs import check_selection, dataset_name, layout_of, load_inputs
 from .job.result import JobResult
 from .job.spec import JobSpec, identity_digest
 from .job.statistics import StatisticsCache, job_statistics, n_blocks
-from .job.tables import build_tables, human_kinds
+from .job.tables import build_tables, table_metadata
 from .progress import Progress
 from .sinks.parquet import write_table
 from .storage.files import OutputError, atomic_write
@@ -86,14 +86,10 @@ def write_tables(result: JobResult, staging: Path, config_yaml: str, drawing: As
     """The tables, the config and the pages of compared pairs into the staging folder; returns the tables (MLflow
     previews the small ones). ``drawing`` (:func:`harness.job.figures.drawn_aside`) is sent the tables first and
     draws the figures from them meanwhile."""
-    inputs = result.inputs
-    meta = {"config": config_yaml, "experiment": result.experiment, "dataset": result.dataset,
-            "full_refset": result.full_refset, "human_kinds": human_kinds(result),
-            "signatures": sorted({c.score.signature for c in result.cells}), "inputs_sha256": inputs.input_hashes()}
+    meta = table_metadata(result, config_yaml)
     tables = build_tables(result)
     if drawing is not None:  # the figures are drawn from the tables alone: anyone can redraw them
-        drawing.send(figures.FigureTables.of(tables, {k: v if isinstance(v, str) else json.dumps(v)
-                                                      for k, v in meta.items()}))
+        drawing.send(figures.FigureTables.of(tables, meta))
     for name, tab in tables.items():
         write_table(tab, staging / f"{name}.parquet", meta)
     atomic_write(staging / "config.yaml", config_yaml)

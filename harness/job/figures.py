@@ -98,10 +98,9 @@ class FigureTables:
     @classmethod
     def of_result(cls, result: Any) -> FigureTables:
         """From a job's result, through the tables it writes (what the job itself does)."""
-        from .tables import build_tables, human_kinds
+        from .tables import build_tables, table_metadata
 
-        return cls.of(build_tables(result), {"dataset": result.dataset, "full_refset": result.full_refset,
-                                             "human_kinds": json.dumps(human_kinds(result))})
+        return cls.of(build_tables(result), table_metadata(result))
 
     @classmethod
     def read(cls, folder: str | Path) -> FigureTables:

@@ -7,6 +7,7 @@ system has none); ``significance`` has ``system_version_a`` / ``system_version_b
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import numpy as np
@@ -209,6 +210,17 @@ def human_kinds(result: JobResult) -> dict[str, dict[str, Any]]:
     """The tables' metadata on the kinds of human scores: direction and where the system scores came from."""
     return {h.name: {"higher_is_better": h.higher_is_better, "column": human_column(h.name),
                      "system_scores_from": sorted(set(h.sys_source.values()))} for h in result.inputs.human}
+
+
+def table_metadata(result: JobResult, config_yaml: str = "") -> dict[str, str]:
+    """What every table's schema metadata holds (as text; JSON for the structured values): the config, the
+    experiment, the dataset, the full reference set, the kinds of human scores, the signatures, the input hashes.
+    The figures read it back with the tables (:class:`~harness.job.figures.FigureTables`)."""
+    meta: dict[str, Any] = {"config": config_yaml, "experiment": result.experiment, "dataset": result.dataset,
+                            "full_refset": result.full_refset, "human_kinds": human_kinds(result),
+                            "signatures": sorted({c.score.signature for c in result.cells}),
+                            "inputs_sha256": result.inputs.input_hashes()}
+    return {k: v if isinstance(v, str) else json.dumps(v, default=str) for k, v in meta.items()}
 
 
 def build_tables(result: JobResult) -> dict[str, pa.Table]:
