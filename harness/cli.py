@@ -55,6 +55,7 @@ from .score_output import (
     json_out,
     paired_results,
     seed_of,
+    text_lines,
     tsv,
 )
 from .text.files import files_statistics
@@ -294,12 +295,7 @@ def report_corpus(systems: list[System], opts: BleuOptions, args: argparse.Names
     if args.format == "tsv":
         rows = [{"name": s.name, **sc.as_dict()} for s, sc in scores]
         return tsv(rows, ["name", "score", "precisions", "bp", "ratio", "hyp_len", "ref_len", "signature"])
-    if len(scores) == 1:
-        return scores[0][1].format(width)
-    name_w = max(len(s.name) for s, _ in scores)
-    lines = [f"{s.name:<{name_w}}  {sc.format(width, signature=False)}" for s, sc in scores]
-    lines.append(f"signature: {scores[0][1].signature}")
-    return "\n".join(lines)
+    return text_lines([(s.name, sc) for s, sc in scores], width)
 
 
 def report_sentences(systems: list[System], opts: BleuOptions, args: argparse.Namespace) -> str:

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 from .core.chrf import ChrfOptions, ChrfScore, ChrfScoreFn, ChrfStats, chrf_signature, corpus_chrf, sentence_chrf
-from .score_output import dumps, format_paired_text, json_out, paired_results, seed_of, tsv
+from .score_output import dumps, format_paired_text, json_out, paired_results, seed_of, text_lines, tsv
 from .text.chrf_counting import chrf_statistics
 from .text.chunks import Source
 from .text.reading import check_parallel
@@ -109,12 +109,7 @@ def report_corpus(systems: list[ChrfSystem], opts: ChrfOptions, args: argparse.N
     if args.format == "tsv":
         return tsv([{"name": s.name, "score": sc.score, "signature": sc.signature} for s, sc in scores],
                    ["name", "score", "signature"])
-    if len(scores) == 1:
-        return scores[0][1].format(width)
-    name_w = max(len(s.name) for s, _ in scores)
-    lines = [f"{s.name:<{name_w}}  {sc.format(width, signature=False)}" for s, sc in scores]
-    lines.append(f"signature: {scores[0][1].signature}")
-    return "\n".join(lines)
+    return text_lines([(s.name, sc) for s, sc in scores], width)
 
 
 def report_sentences(systems: list[ChrfSystem], opts: ChrfOptions, args: argparse.Namespace) -> str:

@@ -34,6 +34,17 @@ def cell(value: Any) -> str:
     return "" if value is None else str(value)
 
 
+def text_lines(scores: Sequence[tuple[str, Any]], width: int) -> str:
+    """``--full -f text``: one system's score line with its signature, or one line per system (names aligned)
+    and the signature last; ``scores``: (name, score) with ``format(width, signature=...)`` and ``signature``."""
+    if len(scores) == 1:
+        return str(scores[0][1].format(width))
+    name_w = max(len(name) for name, _ in scores)
+    lines = [f"{name:<{name_w}}  {sc.format(width, signature=False)}" for name, sc in scores]
+    lines.append(f"signature: {scores[0][1].signature}")
+    return "\n".join(lines)
+
+
 def json_out(objects: list[dict[str, Any]], args: argparse.Namespace) -> str:
     """A list with ``-i`` (or several systems from standard input); else the single object."""
     return dumps(objects if args.input or len(objects) > 1 else objects[0])
