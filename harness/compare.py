@@ -217,17 +217,9 @@ def dataset_inputs(args: argparse.Namespace) -> Inputs:
     layout = read_layout(root)
     stems = _dataset_systems(args.items, [(s.stem, s.name) for s in layout.systems],
                              os.path.join(root, "systems"))
-
-    def check(used: list[str]) -> None:  # the texts in use, named under DIR as given, checked parallel first
-        named = [os.path.join(root, "refs", f"{r}.txt") for r in used]
-        if layout.source is not None:
-            named.append(os.path.join(root, "src.txt"))
-        named += [os.path.join(root, "systems", f"{s}.txt") for s in stems]
-        check_lines([(n, read_given(n, log_notes=False)) for n in named])
-
     from .job.inputs import compared_inputs
 
-    return compared_inputs(layout, stems, args.refs, args.human, check)
+    return compared_inputs(layout, stems, args.refs, args.human, shown_root=root)  # files named under DIR as given
 
 
 # --------------------------------------------------------------------------------------------------------------

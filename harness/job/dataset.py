@@ -473,22 +473,35 @@ def choose_systems(layout: DatasetLayout, wanted: Sequence[str] | None) -> list[
 
 def load_dataset(layout: DatasetLayout, *, refs: Sequence[str] | None = None,
                  systems: Sequence[str] | None = None, human: Sequence[str] | None = None,
-                 strict: bool = False) -> Dataset:
+                 strict: bool = False, shown_root: str | None = None) -> Dataset:
     """Read and check the texts of a dataset folder and the human scores of the kinds in ``human`` (None: all;
     empty: none, and no human file is read).
 
     Every text in use (references, ``src.txt``, systems) is read with :func:`read_text` and checked parallel, and
     against ``meta.json`` ``n_segments`` when given; human scores are checked against the systems and the
     segment count; with segment scores in use, the folder's ``seg_map.tsv`` (if it has one) is checked
-    (:func:`~harness.job.seg_map.check_seg_map`).
+    (:func:`~harness.job.seg_map.check_seg_map`). ``shown_root``: the folder as the user gave it, to name the texts
+    in errors (``ds/systems/B.txt``); else errors name them relative to their common folder.
     """
     used_refs = choose_refs(layout, refs)
     chosen = choose_systems(layout, systems)
-    ref_files = {stem: read_text(layout.refs[stem], strict=strict, name=stem) for stem in used_refs}
-    source = None if layout.source is None else read_text(layout.source, strict=strict, name="src")
-    system_files = tuple((s, read_text(s.path, strict=strict, name=s.stem)) for s in chosen)
+
+    def shown(path: Path) -> str:
+        return os.path.join(str(shown_root), os.path.relpath(path, layout.root))
+
+    def read(path: Path, name: str) -> TextFile:
+        try:
+            return read_text(path, strict=strict, name=name)
+        except InputError as exc:
+            if shown_root is None or exc.path != str(path):
+                raise
+            raise exc.relocated(shown(path), 0, 0) from None
+
+    ref_files = {stem: read(layout.refs[stem], stem) for stem in used_refs}
+    source = None if layout.source is None else read(layout.source, "src")
+    system_files = tuple((s, read(s.path, s.stem)) for s in chosen)
     texts = [*ref_files.values(), *([source] if source is not None else []), *(t for _, t in system_files)]
-    n_segments = check_parallel(texts)
+    n_segments = check_parallel(texts, None if shown_root is None else [shown(t.path) for t in texts])
     if layout.n_segments is not None and layout.n_segments != n_segments:
         raise InputError(f"'n_segments' is {layout.n_segments!r} but the text files have {n_segments} lines",
                          layout.root / "meta.json")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Mapping, Sequence
+from typing import Mapping, Sequence
 
 from ..core.families import ImportedScores
 from ..errors import ConfigError, InputError
@@ -296,10 +296,10 @@ class ComparedInputs:
 
 
 def compared_inputs(layout: DatasetLayout, stems: Sequence[str], refs: Sequence[str] | None = None,
-                    human: str | None = None, check: Callable[[list[str]], None] | None = None) -> ComparedInputs:
+                    human: str | None = None, shown_root: str | None = None) -> ComparedInputs:
     """Systems ``stems`` of a dataset folder, its references (``refs``, default all) less any of them that is one
     of the systems (leave-one-out), its source, and the human scores of kind ``human`` (None: the first kind;
-    ``"none"``: none). ``check(used)`` runs once the references in use are known, before anything is read."""
+    ``"none"``: none). ``shown_root``: the folder as the user gave it, to name its texts in errors."""
     kinds = [k.name for k in layout.human_kinds]
     if human is None:
         chosen: list[str] = kinds[:1]
@@ -316,9 +316,7 @@ def compared_inputs(layout: DatasetLayout, stems: Sequence[str], refs: Sequence[
         raise ConfigError("refs", f"no reference left: {', '.join(map(repr, in_use))} "
                           f"{'is' if len(in_use) == 1 else 'are'} among the systems compared, and a human translation "
                           "is compared against the other references", list(layout.refs))
-    if check is not None:
-        check(used)
-    ds = load_dataset(layout, refs=used, systems=list(stems), human=chosen)
+    ds = load_dataset(layout, refs=used, systems=list(stems), human=chosen, shown_root=shown_root)
     by_stem = {f.stem: t for f, t in ds.systems}
     scores = ds.human[chosen[0]] if chosen else None
     title = next((k.title for k in layout.human_kinds if chosen and k.name == chosen[0]), None)
