@@ -6,7 +6,8 @@
  * - encode, rehash, count, lines_end: UTF-8 text -> sacrebleu's tokens -> ids -> clipped n-gram statistics
  *   (harness.text.token_ids / counting / pipeline say what each argument is);
  * - tau_b: Kendall tau-b of resampled weightings (harness.core.correlation);
- * - exceed_counts, agreement: the pair counts of mt-metrics-eval's permutation p-values and pairwise accuracy
+ * - exceed_counts, hybrid_counts, agreement: the pair counts of mt-metrics-eval's permutation p-values (of a metric,
+ *   and of the metrics a significance test swaps) and pairwise accuracy
  *   (harness.core.mtme).
  *
  * Every function takes its arrays as addresses (Python ints) or objects with the buffer protocol (bytes, numpy
@@ -637,6 +638,15 @@ static int64_t tau_b(const int64_t *y_rank, const int64_t *starts, const double 
 
 /* For every matrix b0 <= b < b1 and system pair i < j: how many permutations p have
    partial[b, i, p] - partial[b, j, p] >= sys_scores[b, i] - sys_scores[b, j], all float32 (MTME's numpy) */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__linux__)
+/* the same loop compiled twice, for AVX2 (8 comparisons per instruction) and the baseline (SSE2: 4); the loader
+   picks one for the CPU at start-up (GCC's ifunc). The comparisons are exact either way: the same counts */
+#define HARNESS_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define HARNESS_CLONES
+#endif
+
+HARNESS_CLONES
 static int64_t exceed_counts(const float *partial, const float *sys_scores, const int64_t *params, int64_t *out) {
     int64_t s = params[0], n_p = params[1], b0 = params[2], b1 = params[3];
     int64_t n_pairs = s * (s - 1) / 2;
@@ -647,9 +657,54 @@ static int64_t exceed_counts(const float *partial, const float *sys_scores, cons
             for (int64_t j = i + 1; j < s; j++) {
                 const float *row_j = partial + (b * s + j) * n_p;
                 float test_delta = sys_scores[b * s + i] - sys_scores[b * s + j];
-                int64_t c = 0;
+                int32_t c = 0; /* 32-bit lanes: twice as many comparisons per vector instruction as 64-bit */
                 for (int64_t p = 0; p < n_p; p++) c += (float)(row_i[p] - row_j[p]) >= test_delta;
                 out[k++] = c;
+            }
+        }
+    }
+    return 0;
+}
+
+/* Soft pairwise accuracy's permutation counts of swapped metrics, without building them in memory
+   (harness.core.mtme.sig_matrix.soft_pairwise_accuracy_tester, whose numpy path does the same float32 operations):
+   for every test q0 <= q < q1 with idx[q] = (a, b, ra, rb), d = moved[rb] - moved[ra] ([S, P], the permuted sums
+   a swap moves) and dt = moved_totals[rb] - moved_totals[ra] ([S]); the swapped metrics' permuted sums are
+   whole[a] + d and whole[b] - d, their system scores totals[a] + dt and totals[b] - dt; out[q, 0, pair] and
+   out[q, 1, pair] count as exceed_counts does. buf: this call's scratch, 2 * S * P floats. S <= 512. */
+HARNESS_CLONES
+static int64_t hybrid_counts(const float *whole, const float *moved, const float *totals, const float *moved_totals,
+                             const int64_t *idx, const int64_t *params, float *buf, int64_t *out) {
+    int64_t s = params[0], n_p = params[1], q0 = params[2], q1 = params[3];
+    int64_t n_pairs = s * (s - 1) / 2, sp = s * n_p;
+    float *h0 = buf, *h1 = buf + sp;
+    float t0[512], t1[512];
+    if (s > 512) return -1;
+    for (int64_t q = q0; q < q1; q++) {
+        int64_t a = idx[4 * q], b = idx[4 * q + 1], ra = idx[4 * q + 2], rb = idx[4 * q + 3];
+        const float *wa = whole + a * sp, *wb = whole + b * sp, *ma = moved + ra * sp, *mb = moved + rb * sp;
+        for (int64_t e = 0; e < sp; e++) {
+            float d = mb[e] - ma[e];
+            h0[e] = wa[e] + d;
+            h1[e] = wb[e] - d;
+        }
+        for (int64_t i = 0; i < s; i++) {
+            float dt = moved_totals[rb * s + i] - moved_totals[ra * s + i];
+            t0[i] = totals[a * s + i] + dt;
+            t1[i] = totals[b * s + i] - dt;
+        }
+        for (int h = 0; h < 2; h++) {
+            const float *part = h ? h1 : h0, *tot = h ? t1 : t0;
+            int64_t k = (2 * q + h) * n_pairs;
+            for (int64_t i = 0; i < s - 1; i++) {
+                const float *row_i = part + i * n_p;
+                for (int64_t j = i + 1; j < s; j++) {
+                    const float *row_j = part + j * n_p;
+                    float test_delta = tot[i] - tot[j];
+                    int32_t c = 0;
+                    for (int64_t p = 0; p < n_p; p++) c += (float)(row_i[p] - row_j[p]) >= test_delta;
+                    out[k++] = c;
+                }
             }
         }
     }
@@ -823,6 +878,21 @@ static PyObject *py_exceed_counts(PyObject *self, PyObject *const *args, Py_ssiz
     return PyLong_FromLongLong(r);
 }
 
+static PyObject *py_hybrid_counts(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    Args a;
+    if (parse("hybrid_counts", "pppppppp", args, nargs, &a) < 0) {
+        release(&a);
+        return NULL;
+    }
+    int64_t r;
+    Py_BEGIN_ALLOW_THREADS
+    r = hybrid_counts(P(0, const float), P(1, const float), P(2, const float), P(3, const float),
+                      P(4, const int64_t), P(5, const int64_t), P(6, float), P(7, int64_t));
+    Py_END_ALLOW_THREADS
+    release(&a);
+    return PyLong_FromLongLong(r);
+}
+
 static PyObject *py_agreement(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     Args a;
     if (parse("agreement", "ppiip", args, nargs, &a) < 0) {
@@ -845,6 +915,7 @@ static PyMethodDef methods[] = {
     {"tau_b", (PyCFunction)(void (*)(void))py_tau_b, METH_FASTCALL, "resampled Kendall tau-b"},
     {"exceed_counts", (PyCFunction)(void (*)(void))py_exceed_counts, METH_FASTCALL, "MTME permutation counts"},
     {"agreement", (PyCFunction)(void (*)(void))py_agreement, METH_FASTCALL, "MTME pairwise agreement"},
+    {"hybrid_counts", (PyCFunction)(void (*)(void))py_hybrid_counts, METH_FASTCALL, "MTME counts of swapped metrics"},
     {NULL, NULL, 0, NULL},
 };
 

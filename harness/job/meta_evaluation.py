@@ -35,10 +35,10 @@ from .spec import JobSpec
 # - ``acc_eq`` (segment level, grouped by item), with its tie threshold ``epsilon``.
 #
 # With ``meta_eval``, the variants are ranked by each statistic (and by system- and segment-level Pearson) into
-# significance clusters: walking down the variants sorted by value, a new cluster starts where the best variant of
-# the current cluster is significantly better (p <= 0.05) than the next one (:func:`assign_ranks`), by MTME's paired
-# tests (PERM-BOTH for the correlations and accuracies, the pair-swap test for ``acc_eq``), seeded, with MTME's
-# early stopping in blocks of 100 draws (its WMT setting).
+# significance clusters as MTME's ``CompareMetrics*`` does: its paired test of every pair of variants sorted by value
+# (then name) (PERM-BOTH for the correlations and accuracies, the pair-swap test for ``acc_eq``), seeded, with its
+# early stopping in blocks of 100 draws (its WMT setting), all pairs on the same draws; then its ``AssignRanks``
+# (:func:`assign_ranks`).
 
 log = logging.getLogger(__name__)
 
@@ -164,46 +164,31 @@ def _row(refset: str, variant: str, kind: str, include_human: bool, level: str, 
 # ---------------------------------------------------------------------------------------------------------------
 
 
-def _tester(level: str, statistic: str, metric: dict[str, np.ndarray], human: np.ndarray, spec: JobSpec
-            ) -> Callable[[str, str], mtme.SigDiff]:
-    """The MTME test of "b better than a" for one statistic."""
-    n, seed, block = spec.n_samples, spec.seed, min(BLOCK, spec.n_samples)
+def tester(statistic: str, metrics: np.ndarray, human: np.ndarray, epsilons: Sequence[float] | None = None
+           ) -> mtme.Tester:
+    """MTME's test of "metric i better than metric j" for one statistic, between any pairs of ``metrics[V, ...]``
+    (:mod:`harness.core.mtme.sig_matrix`: every pair on the same draws)."""
     if statistic == "acc_eq":
-        return lambda a, b: mtme.acc_eq_pairs_test(metric[a], metric[b], human, n_draws=n, seed=seed,
-                                                   block_size=block)
+        return mtme.acc_eq_tester(metrics, human, epsilons=epsilons)
     if statistic == "pairwise_accuracy":
-        return lambda a, b: mtme.pairwise_accuracy_test(metric[a], metric[b], human, n_draws=n, seed=seed,
-                                                        block_size=block)
+        return mtme.pairwise_accuracy_tester(metrics, human)
     if statistic == "soft_pairwise_accuracy":
-        return lambda a, b: mtme.soft_pairwise_accuracy_test(metric[a], metric[b], human, n_draws=n, seed=seed,
-                                                             block_size=block)
-    return lambda a, b: mtme.pearson_test(metric[a], metric[b], human, n_draws=n, seed=seed, block_size=block)
+        return mtme.soft_pairwise_accuracy_tester(metrics, human)
+    return mtme.pearson_tester(metrics, human)
 
 
-def assign_ranks(values: dict[str, float], test: Callable[[str, str], mtme.SigDiff], alpha: float = ALPHA
-                 ) -> tuple[dict[str, int], list[tuple[str, str, mtme.SigDiff]]]:
-    """Significance clusters of the variants: by value (best first), the rank goes up by one where the best
-    variant of the current cluster (its head) is significantly better (p <= alpha) than the next variant, which
-    then heads the next cluster (``test(next, head)``: is the head better than the next one?).
-
-    MTME's ``AssignRanks`` tests the next variant against every member of the current cluster; with one test per
-    variant the walk stays affordable for tests that recompute 1000 permutation p-values per draw (soft pairwise
-    accuracy), and it is the rule of our system clusters (:func:`harness.core.significance.significance_clusters`).
-    Returns the ranks and the tests run."""
-    order = sorted((v for v in values if math.isfinite(values[v])), key=lambda v: -values[v])
-    ranks: dict[str, int] = {}
-    done: list[tuple[str, str, mtme.SigDiff]] = []
-    head: str | None = None
-    rank = 0
-    for v in order:
-        if head is not None:
-            found = test(v, head)
-            done.append((v, head, found))
-        if head is None or found.p_value <= alpha:
+def assign_ranks(p_values: np.ndarray, alpha: float = ALPHA) -> list[int]:
+    """MTME ``AssignRanks`` of metrics sorted best first, from ``p_values[i, j]`` (``i < j``: the p-value of "``i``
+    better than ``j``"): going down the metrics, a new cluster starts at ``j`` (and ``j`` heads it) where a metric
+    ``i`` of the current cluster is significantly better (``p <= alpha``); rank 1 is the top cluster."""
+    ranks: list[int] = []
+    rank, start = 1, 0
+    for j in range(p_values.shape[0]):
+        if np.any(p_values[start:j, j] <= alpha):
             rank += 1
-            head = v
-        ranks[v] = rank
-    return ranks, done
+            start = j
+        ranks.append(rank)
+    return ranks
 
 
 def _identical(metric: dict[str, np.ndarray]) -> dict[str, str]:
@@ -233,9 +218,10 @@ def rank_variants(spec: JobSpec, inputs: Inputs, cells: Sequence[Cell], human: H
     seg_labels = sorted(c.system.label for c in first if c.system.label in human.seg)  # SPA's order (see above)
     ranks: list[VariantRank] = []
     differences: list[VariantDifference] = []
-    value_of = {(r.variant, r.correlation.level, r.correlation.method): r.correlation.value for r in rows
-                if r.human_score == human.name and r.refset == full and r.include_human == include_human
-                and r.correlation.grouping == ("item" if r.correlation.method == "acc_eq" else "none")}
+    mine = [r for r in rows if r.human_score == human.name and r.refset == full and r.include_human == include_human
+            and r.correlation.grouping == ("item" if r.correlation.method == "acc_eq" else "none")]
+    value_of = {(r.variant, r.correlation.level, r.correlation.method): r.correlation.value for r in mine}
+    epsilon_of = {(r.variant, r.correlation.level, r.correlation.method): r.epsilon for r in mine}
     for level, statistic in RANKED:
         by_system = level == "system" and statistic != "soft_pairwise_accuracy"  # SPA reads segment scores
         labels = sys_labels if by_system else seg_labels
@@ -255,15 +241,26 @@ def rank_variants(spec: JobSpec, inputs: Inputs, cells: Sequence[Cell], human: H
                     metric[v] = np.where(np.isnan(target), np.nan, metric[v])
         twin = _identical(metric)  # a variant with the very scores of an earlier one is ranked as that one
         values = {v: value_of.get((v, level, statistic), NAN) for v in metric if v not in twin}
-        test = _tester(level, statistic, metric, target, spec)
-        found, done = assign_ranks(values, test)
+        # MTME's order: by value, best first, then by name; a variant without a value is not ranked
+        order = sorted((v for v in values if math.isfinite(values[v])), key=lambda v: (-values[v], v))
+        epsilons = ([epsilon_of[(v, level, statistic)] for v in order] if statistic == "acc_eq" else None)
+        stacked = np.stack([metric[v] for v in order]) if order else np.zeros((0, *target.shape))
+        # MTME's ComputeSigMatrix: every pair i < j (all on the same draws: one pass computes them all)
+        pairs = [(i, j) for i in range(len(order)) for j in range(i + 1, len(order))]
+        tests = tester(statistic, stacked, target, epsilons).run(pairs, n_draws=spec.n_samples, seed=spec.seed,
+                                                                 block_size=min(BLOCK, spec.n_samples))
+        p_values = np.full((len(order), len(order)), NAN)
+        for (i, j), sig in zip(pairs, tests):
+            p_values[i, j] = sig.p_value
+        found = dict(zip(order, assign_ranks(p_values)))
         found.update({v: found[t] for v, t in twin.items() if t in found})
         ranks += [VariantRank(human.name, level, statistic, v, value_of.get((v, level, statistic), NAN), found[v])
                   for v in metric if v in found]
         test_name = "pairs" if statistic == "acc_eq" else "perm_both"
-        for b, a, sig in done:  # a (already ranked, better) against b
+        for (i, j), sig in zip(pairs, tests):  # b = the better-ranked variant i, a = j; delta = value of b - a
+            a, b = order[j], order[i]
             differences.append(VariantDifference(human.name, f"{level}.{statistic}", DifferenceTest(
-                test_name, b, a, values[b], values[a], sig.delta, sig.delta, sig.p_value, NAN, NAN, sig.n_draws,
+                test_name, a, b, values[a], values[b], sig.delta, sig.delta, sig.p_value, NAN, NAN, sig.n_draws,
                 spec.seed)))
         if progress is not None:
             progress.update(1)

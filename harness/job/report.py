@@ -566,10 +566,12 @@ def ranking_section(result: JobResult) -> str:
     if not result.rankings:
         return ""
     out = ["## Ranking of the variants", "",
-           "Per statistic, variants by value; rank 1 is the top significance cluster, and a new cluster starts where "
-           "the best variant of the current one is significantly better (p <= 0.05) than the next, by MTME's tests "
-           f"(PERM-BOTH; the pair-swap test for acc_eq; {result.spec.n_samples} draws at most, early stopping in "
-           f"blocks of 100, seed {result.spec.seed}). Variants with identical scores share a rank. "
+           "Per statistic, variants by value (then name); rank 1 is the top significance cluster, and a new cluster "
+           "starts at a variant that some variant of the current cluster is significantly better than (p <= 0.05; "
+           "MTME's AssignRanks), by MTME's tests of every pair (PERM-BOTH; the pair-swap test for acc_eq; "
+           f"{result.spec.n_samples} draws at most, early stopping in blocks of 100, seed {result.spec.seed}, all "
+           "pairs on the same draws; `variant_significance.parquet` has every test). Variants with identical scores "
+           "share a rank. "
            + ("On the MT systems only." if any(s.human for s in result.inputs.systems) else ""), ""]
     stats = list(dict.fromkeys((r.level, r.statistic) for r in result.rankings))
     for kind in dict.fromkeys(r.human_score for r in result.rankings):

@@ -166,8 +166,8 @@ def variant_significance(result: JobResult) -> pa.Table:
     """Tests between two variants' agreement with one kind of human scores: the best variant's system-level
     Pearson r against each other's (``paired_bootstrap``), and (``meta_eval``) MTME's tests behind the ranking
     (``perm_both``, ``pairs``); ``delta`` = statistic of b minus a, ``p_value`` as each test defines it, ``p_holm``
-    Holm-adjusted over the best variant's comparisons of one human kind (NaN for the ranking's tests, which are
-    read one at a time down the ranking, not as a family)."""
+    Holm-adjusted over the best variant's comparisons of one human kind (NaN for the ranking's tests: MTME's
+    clusters read their raw p-values, every pair ``i < j`` of the variants sorted by value)."""
     names = ["human_score", "statistic", "test", "variant_a", "variant_b", "value_a", "value_b", "delta", "p_value",
              "p_holm", "ci_low", "ci_high", "n_samples", "seed"]
     cols: dict[str, list[Any]] = {k: [] for k in names}

@@ -20,9 +20,8 @@ import scipy.stats
 
 from harness.core import mtme as me
 from harness.core.mtme.accuracy import _agreement as agreement_counts
+from harness.core.mtme.draws import draw_bits, early_stop_scan
 from harness.core.mtme.pce import _exceed_counts as exceed_counts
-from harness.core.mtme.permutation import _early_stop_scan as early_stop_scan
-from harness.core.mtme.permutation import _fair_bits as fair_bits
 
 nan = math.nan
 REL = 1e-12
@@ -692,7 +691,7 @@ def test_soft_pairwise_accuracy_test_draws_are_mtme_statistics():
     res = me.soft_pairwise_accuracy_test(a, b, h, n_draws=30, seed=3, block_size=30)
     za = scipy.stats.zscore(a.ravel()).reshape(a.shape)
     zb = scipy.stats.zscore(b.ravel()).reshape(b.shape)
-    swap = fair_bits(np.random.default_rng(3), (30, 4, 8))  # the test's swap decisions
+    swap = draw_bits(np.random.default_rng(3), 30, (4, 8))  # the test's swap decisions
     delta = me.soft_pairwise_accuracy(zb, h) - me.soft_pairwise_accuracy(za, h)
     large = [me.soft_pairwise_accuracy(np.where(s, za, zb), h) - me.soft_pairwise_accuracy(np.where(s, zb, za), h)
              >= delta for s in swap]

@@ -8,8 +8,9 @@ in compiled kernels (:mod:`.kernels`) when they can be had, else numpy (the same
 
 The modules follow MTME's own split: :mod:`.accuracy` (pairwise accuracy), :mod:`.pce` (soft pairwise accuracy,
 MTME's ``pce.py``), :mod:`.tau_optimization` (Kendall variants, tau optimization, acc_eq; MTME's
-``tau_optimization.py``), :mod:`.permutation` (the significance tests between two metrics), :mod:`.inputs` (types
-and checks).
+``tau_optimization.py``), :mod:`.sig_matrix` (the significance tests between metrics, for many pairs at once on
+shared draws: MTME's ``ComputeSigMatrix``), :mod:`.permutation` (the tests of one pair, and PERM-BOTH of any
+statistic), :mod:`.draws` (the draws and MTME's early stopping), :mod:`.inputs` (types and checks).
 
 Conventions
 -----------
@@ -55,10 +56,23 @@ from .permutation import (
     perm_both_test,
     soft_pairwise_accuracy_test,
 )
+from .sig_matrix import (
+    Tester,
+    acc_eq_pairs,
+    acc_eq_tester,
+    pairwise_accuracy_pairs,
+    pairwise_accuracy_tester,
+    pearson_pairs,
+    pearson_tester,
+    soft_pairwise_accuracy_pairs,
+    soft_pairwise_accuracy_tester,
+)
 from .tau_optimization import TauOptimization, acc_eq, kendall_variants, kendall_variants_grouped, tau_optimization
 
 __all__ = [
-    "AccEq", "KERNELS", "MTME_COMMIT", "SigDiff", "TauOptimization", "VARIANTS", "acc_eq", "acc_eq_pairs_test",
+    "AccEq", "KERNELS", "MTME_COMMIT", "SigDiff", "TauOptimization", "Tester", "VARIANTS", "acc_eq", "acc_eq_pairs",
+    "acc_eq_pairs_test", "acc_eq_tester", "pairwise_accuracy_pairs", "pairwise_accuracy_tester", "pearson_pairs",
+    "pearson_tester", "soft_pairwise_accuracy_pairs", "soft_pairwise_accuracy_tester",
     "complete_block", "global_pairwise_accuracy", "kendall_variants", "kendall_variants_grouped",
     "mtme_sign_matrix", "one_minus_pce", "pairwise_accuracy", "pairwise_accuracy_test", "pairwise_agreement",
     "pairwise_p_values", "pairwise_p_values_corpus", "pearson_rows", "pearson_test", "perm_both_test",

@@ -30,10 +30,28 @@ def _smoke_test(kern: Any) -> None:
     # row 2: NaN, +, NaN: 0. Three pairs; one NaN metric where a human score is (row 2, system 1)
     if agree.tolist() != [1 / 3, 2 / 3, 0.0, 1.0, 2.0, 0.0, 3.0, 1.0]:
         raise RuntimeError(f"the loaded pairwise agreement kernel does not compute what it should ({agree.tolist()})")
+    # two metrics, the first matrix of partial above as metric 0's permuted sums and zeros as metric 1's; one test
+    # (a=0, b=1) whose swaps move the second matrix (row 1) minus nothing (row 0 = zeros): i' = partial[0] +
+    # partial[1] (its counts below), j' = -partial[1]
+    whole = np.stack([partial[0], np.zeros((3, 4), np.float32)])
+    moved = np.stack([np.zeros((3, 4), np.float32), partial[1]])
+    totals, moved_totals = np.stack([sys_scores[0], np.zeros(3, np.float32)]), np.stack([np.zeros(3, np.float32),
+                                                                                          sys_scores[1]])
+    idx = np.array([[0, 1, 0, 1]], dtype=np.int64)
+    out = np.full((2, 3), -1, dtype=np.int64)
+    buf = np.empty(2 * 3 * 4, dtype=np.float32)
+    kern.hybrid_counts(whole.ctypes.data, moved.ctypes.data, totals.ctypes.data, moved_totals.ctypes.data,
+                       idx.ctypes.data, np.array([3, 4, 0, 1], dtype=np.int64).ctypes.data, buf.ctypes.data,
+                       out.ctypes.data)
+    # i' = [[1,2,3,4],[1,1,6,0],[4,5,4,5]], totals [1,1,2]: pairs 0,1: 0,1,-3,4 >= 0: 3; 0,2: -3,-3,-1,-1 >= -1: 2;
+    # 1,2: -3,-4,2,-5 >= -1: 1. j' = -partial[1] = [[0,0,0,0],[-1,1,-1,1],[0,-1,0,-1]], totals [0,-1,0]: pairs 0,1:
+    # 1,-1,1,-1 >= 1: 2; 0,2: 0,1,0,1 >= 0: 4; 1,2: -1,2,-1,2 >= -1: 4
+    if out.tolist() != [[3, 2, 1], [2, 4, 4]]:
+        raise RuntimeError(f"the loaded swapped-metric count kernel does not compute what it should ({out.tolist()})")
 
 
 #: The compiled meta-evaluation counts (``exceed_counts``, ``agreement`` of ``harness/_kernels.c``): the pair
 #: counts of the permutation p-values behind soft pairwise accuracy, and the agreeing system pairs of pairwise
 #: accuracy.
-KERNELS = native.KernelSet(name="meta_eval", what="meta-evaluation kernels", functions=("exceed_counts", "agreement"),
-                           smoke_test=_smoke_test)
+KERNELS = native.KernelSet(name="meta_eval", what="meta-evaluation kernels",
+                           functions=("exceed_counts", "agreement", "hybrid_counts"), smoke_test=_smoke_test)
