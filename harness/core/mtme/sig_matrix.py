@@ -86,13 +86,18 @@ class Tester:
 
     def run(self, pairs: Pairs, *, n_draws: int = 1000, seed: int = 12345, block_size: int = 1000,
             early_min: float = 0.02, early_max: float = 0.5) -> list[SigDiff]:
+        from threadpoolctl import threadpool_limits
+
         _check_draw_args(n_draws, block_size)
         pi, pj = _pair_index(pairs, self.values.size)
         rng = np.random.default_rng(seed)
         chunk = max(1, min(int(block_size), _CHUNK_BYTES // max(1, self.bytes_per_pair_draw * max(pi.size, 1))))
-        return run_pairs(self.values[pi] - self.values[pj], int(n_draws), chunk,
-                         lambda k, live: self.draw(rng, k, pi[live], pj[live]), int(block_size), float(early_min),
-                         float(early_max), self.pairs_quirk)
+        # one BLAS thread: a draw's products are small, and OpenBLAS's threads made them 5x slower on a 2-core
+        # machine with other work (the counts run on every core in the kernels' own threads)
+        with threadpool_limits(limits=1, user_api="blas"):
+            return run_pairs(self.values[pi] - self.values[pj], int(n_draws), chunk,
+                             lambda k, live: self.draw(rng, k, pi[live], pj[live]), int(block_size),
+                             float(early_min), float(early_max), self.pairs_quirk)
 
 
 # --------------------------------------------------------------------------------------------------------- Pearson
