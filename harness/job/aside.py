@@ -1,27 +1,38 @@
-"""Work done in a forked child process while the caller goes on (the second core of a job): the figures.
+"""Work done in a forked child process while the caller goes on (the second core of a job): the figures, MLflow.
 
 The child is forked early and gets ready at once (``prepare``: e.g. the imports the work needs) while the caller
 goes on; it then waits for the work's argument, which the caller sends when it has it (:meth:`Aside.send`,
 pickled through a pipe), runs the work, sends back its JSON-able return value or its traceback, and exits without
 clean-up (``os._exit``). It gets SIGKILL if its parent dies (Linux), so a killed job leaves no process working
 for it. The caller waits for the value (:class:`Aside`, called) or, leaving the block without waiting (an error
-of its own), kills the child. Nothing here knows what the work is; without ``os.fork`` it is done in process,
-when the argument is sent.
+of its own), kills the child; or, interrupted itself, gives the child the signal and a bounded time to end
+(:meth:`Aside.interrupt`: to record that its work was interrupted). Nothing here knows what the work is; without
+``os.fork`` it is done in process, when the argument is sent.
 """
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import json
 import os
 import pickle
 import signal
+import threading
+import time
 import traceback
 from typing import Any, Callable, Iterator, Sequence
 
 from ..errors import HarnessError
 
 _HEAD = 8  # bytes of the argument's length, sent before it
+
+
+def can_fork() -> bool:
+    """Whether work can be done aside *and interrupted like this process*: ``os.fork`` exists and this is the
+    main thread (the only one where a signal handler runs, so the only one whose interruption reaches the
+    child: :meth:`Aside.interrupt`)."""
+    return hasattr(os, "fork") and threading.current_thread() is threading.main_thread()
 
 
 def die_with_parent() -> None:
@@ -35,7 +46,8 @@ def die_with_parent() -> None:
 def _child(prepare: Callable[[], None] | None, work: Callable[[Any], Any], arg_fd: int, write_fd: int,
            close_fds: Sequence[int]) -> None:
     """The forked child: get ready, read the argument, run ``work``, send ``{"value": ...}`` or
-    ``{"error": traceback}``, exit. A closed argument pipe without an argument (the caller gave up) ends it."""
+    ``{"error": traceback}`` (and a :class:`HarnessError` itself, pickled), exit. A closed argument pipe without
+    an argument (the caller gave up) ends it."""
     code = 1
     message: dict[str, Any] | None = None
     try:
@@ -55,6 +67,8 @@ def _child(prepare: Callable[[], None] | None, work: Callable[[Any], Any], arg_f
         message = {"error": traceback.format_exc()}
         if isinstance(exc, HarnessError):  # a user's problem (a full disk): one line, no traceback
             message["one_line"] = str(exc)
+            with contextlib.suppress(Exception):  # for a caller that raises it as it was raised (``raises``)
+                message["raised"] = base64.b64encode(pickle.dumps(exc)).decode("ascii")
     finally:
         with contextlib.suppress(BaseException):
             out = json.dumps(message).encode() if message is not None else b""
@@ -66,10 +80,12 @@ def _child(prepare: Callable[[], None] | None, work: Callable[[Any], Any], arg_f
 class Aside:
     """Work being done by the child process ``pid``: :meth:`send` gives it its argument; calling it waits and
     returns the work's value, or raises :class:`RuntimeError` saying ``what`` failed, with the child's
-    traceback."""
+    traceback (a :class:`HarnessError` as one line saying ``what`` failed, or, of the classes ``raises``, as it
+    was raised: same class, same text)."""
 
-    def __init__(self, pid: int, read_fd: int, arg_fd: int, what: str) -> None:
-        self.pid, self._fd, self._arg_fd, self.what = pid, read_fd, arg_fd, what
+    def __init__(self, pid: int, read_fd: int, arg_fd: int, what: str,
+                 raises: tuple[type[HarnessError], ...] = ()) -> None:
+        self.pid, self._fd, self._arg_fd, self.what, self.raises = pid, read_fd, arg_fd, what, raises
         self._open, self._reaped, self._done = True, False, False
         self._value: Any = None
 
@@ -93,11 +109,14 @@ class Aside:
             try:
                 with os.fdopen(self._fd, "rb", closefd=False) as pipe:
                     data = pipe.read()
-            finally:
+            finally:  # interrupted while waiting (Ctrl-C, SIGTERM): the child is left to stop() or interrupt()
                 self._close()
-                _, status = os.waitpid(self.pid, 0)
-                self._reaped = True
+            _, status = os.waitpid(self.pid, 0)
+            self._reaped = True
             message = json.loads(data) if data else {}
+            raised = self._raised(message)
+            if raised is not None:
+                raise raised
             if "one_line" in message:  # said once, also when the work was itself split over two processes
                 line = message["one_line"]
                 raise HarnessError(line if line.startswith(f"{self.what} failed") else f"{self.what} failed: {line}")
@@ -110,6 +129,16 @@ class Aside:
         if not self._done:
             raise RuntimeError(f"{self.what} failed (see the first error)")
         return self._value
+
+    def _raised(self, message: dict[str, Any]) -> HarnessError | None:
+        """The child's error, if it is of the classes :attr:`raises` (and can be rebuilt here)."""
+        if "raised" not in message or not self.raises:
+            return None
+        try:
+            exc = pickle.loads(base64.b64decode(message["raised"]))
+        except Exception:  # noqa: BLE001 - said as one line instead
+            return None
+        return exc if isinstance(exc, self.raises) else None
 
     def _close(self) -> None:
         if self._arg_fd >= 0:  # never sent: the child gets no argument (and is killed by stop())
@@ -128,6 +157,24 @@ class Aside:
             with contextlib.suppress(OSError):
                 os.waitpid(self.pid, 0)
             self._reaped = True
+
+    def interrupt(self, signum: int, grace: float) -> None:
+        """This process was interrupted: give the child ``signum`` (it ends its work as this process does, e.g.
+        marking what it was doing as interrupted) and up to ``grace`` seconds to end, then :meth:`stop` it.
+        Whatever it sends back is not read."""
+        self._close()
+        if self._reaped:
+            return
+        with contextlib.suppress(OSError):
+            os.kill(self.pid, signum)
+        deadline = time.monotonic() + grace
+        with contextlib.suppress(ChildProcessError):
+            while os.waitpid(self.pid, os.WNOHANG)[0] == 0:
+                if time.monotonic() > deadline:
+                    self.stop()
+                    return
+                time.sleep(0.01)
+        self._reaped = True
 
 
 class _InProcess(Aside):
@@ -149,12 +196,13 @@ class _InProcess(Aside):
 
 @contextlib.contextmanager
 def aside(work: Callable[[Any], Any], what: str, close_fds: Sequence[int] = (),
-          prepare: Callable[[], None] | None = None) -> Iterator[Aside]:
+          prepare: Callable[[], None] | None = None, raises: tuple[type[HarnessError], ...] = ()
+          ) -> Iterator[Aside]:
     """Fork a child now that runs ``prepare()`` at once, then ``work(arg)`` once the caller sends ``arg``
     (:meth:`Aside.send`); yields the :class:`Aside`, which, called, waits and returns what ``work`` returned
-    (JSON-able) or raises the child's error as ``"{what} failed: ..."``. Leaving the block without waiting kills
-    the child. ``close_fds`` are closed in the child. Without ``os.fork``, both run in this process, at
-    :meth:`~Aside.send`."""
+    (JSON-able) or raises the child's error as ``"{what} failed: ..."`` (errors of the classes ``raises``: as
+    they were raised). Leaving the block without waiting kills the child. ``close_fds`` are closed in the child.
+    Without ``os.fork``, both run in this process, at :meth:`~Aside.send`."""
     if not hasattr(os, "fork"):
         yield _InProcess(prepare, work, what)
         return
@@ -167,7 +215,7 @@ def aside(work: Callable[[Any], Any], what: str, close_fds: Sequence[int] = (),
         _child(prepare, work, arg_read, write_fd, close_fds)
     os.close(write_fd)
     os.close(arg_read)
-    running = Aside(pid, read_fd, arg_write, what)
+    running = Aside(pid, read_fd, arg_write, what, raises)
     try:
         yield running
     finally:
