@@ -6,8 +6,9 @@
   ``mlflow.experimentKind = custom_model_development``.
 - **A new store** starts as a copy of an empty one that MLflow created and migrated once for its installed
   version, kept beside the store (MLflow's ~60 migrations cost 1.3-2.3 s per store); the copy is used only if it
-  is this user's alone and holds MLflow's empty schema and nothing else (:func:`_trusted`). A store whose creation
-  failed (a full disk) is removed rather than left half-migrated.
+  is this user's alone and holds MLflow's empty schema and nothing else (:func:`_trusted`). It is made whole in a
+  temporary file beside the store and moved into place (:func:`create_store`): a process killed while it
+  migrates, or a full disk, leaves no half-migrated store.
 - **Servers** must answer ``/health`` before anything is sent; MLflow's HTTP retries are bounded
   (:func:`configure_client`), and MLflow's own logs stay quiet unless asked.
 
@@ -19,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import functools
+import glob
 import logging
 import os
 import re
@@ -132,12 +134,13 @@ def store_template(db: Path) -> Path:
     return db.parent / f".mlflow-{VERSION}-empty.db"
 
 
-def seed_store(db: Path) -> bool:
-    """Start the new SQLite store ``db`` as a copy of the empty store that MLflow created and migrated once for
-    this MLflow version in the same folder (:func:`keep_template`): MLflow's ~60 schema migrations take 1.3-2.3 s
-    for every new store. The copy holds the schema, its version and no experiment; MLflow adds its ``Default``
-    experiment when it opens a store without one, as it does in a store it migrates itself. The template is used
-    only if :func:`_trusted`; else it is removed and MLflow migrates the store. Returns whether it was used."""
+def seed_store(db: Path, into: Path) -> bool:
+    """Start the new SQLite store ``db`` in the file ``into`` (which :func:`create_store` then moves to ``db``) as
+    a copy of the empty store that MLflow created and migrated once for this MLflow version in the same folder
+    (:func:`keep_template`): MLflow's ~60 schema migrations take 1.3-2.3 s for every new store. The copy holds the
+    schema, its version and no experiment; MLflow adds its ``Default`` experiment when it opens a store without
+    one, as it does in a store it migrates itself. The template is used only if :func:`_trusted`; else it is
+    removed and MLflow migrates the store. Returns whether it was used."""
     try:
         template = store_template(db)
         if not template.exists():
@@ -149,16 +152,48 @@ def seed_store(db: Path) -> bool:
             for path in (template, *_sidecars(template)):
                 path.unlink(missing_ok=True)
             return False
-        tmp = db.with_name(f"{db.name}.{os.getpid()}.seed")
-        try:
-            shutil.copyfile(template, tmp)
-            os.replace(tmp, db)
-        finally:
-            tmp.unlink(missing_ok=True)
+        shutil.copyfile(template, into)
         return True
     except Exception as exc:  # noqa: BLE001 - the template only saves time: MLflow migrates the store instead
         log.debug("no MLflow store template used (%s: %s)", type(exc).__name__, exc)
         return False
+
+
+def migrate(db: Path) -> None:
+    """MLflow's own creation of its schema in the new, empty SQLite file ``db``: what MLflow's store does when it
+    first opens a database without its tables (its ``_initialize_tables``: the initial tables, then every
+    migration), on an engine of its own that is closed afterwards, so that nothing keeps the file open."""
+    import mlflow.store.db.utils as db_utils
+
+    tune_sqlite()
+    engine = db_utils.create_sqlalchemy_engine(f"sqlite:///{db}")
+    try:
+        db_utils._initialize_tables(engine)
+    finally:
+        engine.dispose()
+
+
+def create_store(db: Path) -> None:
+    """Create the new SQLite store ``db`` whole or not at all: in a temporary file beside it, seeded from the
+    template (:func:`seed_store`) or migrated by MLflow (:func:`migrate`, then kept as the template:
+    :func:`keep_template`), moved into place at once. A process killed meanwhile leaves at most its temporary file,
+    removed by the next creation (the caller holds :func:`store_lock`, so no other creation is under way), never
+    a half-migrated store that would fail every later job (``duplicate column name``)."""
+    for stale in db.parent.glob(glob.escape(db.name) + ".*.new*"):
+        stale.unlink(missing_ok=True)
+    tmp = db.with_name(f"{db.name}.{os.getpid()}.new")
+    try:
+        if not seed_store(db, tmp):
+            migrate(tmp)
+            keep_template(tmp)
+        with contextlib.closing(sqlite3.connect(tmp)) as con:  # WAL: the whole store in the one file moved
+            con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        with open(tmp, "rb+") as f:
+            os.fsync(f.fileno())
+        os.replace(tmp, db)
+    finally:
+        for path in (tmp, *_sidecars(tmp)):
+            path.unlink(missing_ok=True)
 
 
 def _sidecars(db: Path) -> list[Path]:
@@ -269,18 +304,16 @@ def _client(uri: str) -> Any:
 
 
 def prepare_store(uri: str, experiment: str, runs_dir: Path) -> str:
-    """Create (and migrate) the store and the experiment if needed, under :func:`store_lock`; return the
-    experiment id. Any failure (unreachable server, full disk, unknown URI scheme) is a :class:`TrackingError`."""
+    """Create the store (a new SQLite store: :func:`create_store`) and the experiment if needed, under
+    :func:`store_lock`; return the experiment id. Any failure (unreachable server, full disk, unknown URI scheme)
+    is a :class:`TrackingError`."""
     check_server(uri)
     db = _sqlite_path(uri)
-    new = False
     try:
         with store_lock(uri):
-            new = db is not None and (not db.exists() or db.stat().st_size == 0)
-            seeded = db is not None and new and seed_store(db)
+            if db is not None and (not db.exists() or db.stat().st_size == 0):
+                create_store(db)
             client = _client(uri)
-            if db is not None and new and not seeded:
-                keep_template(db)
             found = client.get_experiment_by_name(experiment)
             if found is None:
                 exp_id = client.create_experiment(experiment, artifact_location=artifact_root(uri, runs_dir),
@@ -293,13 +326,8 @@ def prepare_store(uri: str, experiment: str, runs_dir: Path) -> str:
             return str(exp_id)
     except TrackingError:
         raise
-    except Exception as exc:
-        if db is not None and new:  # a half-migrated store would fail every later job ("duplicate column name")
-            for path in (db, *_sidecars(db)):
-                with contextlib.suppress(OSError):
-                    path.unlink()
-        raise TrackingError(f"the MLflow store {uri} cannot be used ({_reason(exc)})"
-                            + ("; the half-created store was removed" if db is not None and new else "")) from None
+    except Exception as exc:  # a new store is there whole or not at all (create_store): nothing to remove
+        raise TrackingError(f"the MLflow store {uri} cannot be used ({_reason(exc)})") from None
 
 
 def _reason(exc: BaseException) -> str:

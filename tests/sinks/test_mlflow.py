@@ -425,6 +425,39 @@ def test_a_new_store_is_seeded_from_the_template_mlflow_made(tmp_path, monkeypat
     assert not list(template.parent.glob("*.tmp")) and not list(first.parent.glob("*.seed"))
 
 
+def test_a_process_killed_while_it_creates_a_store_leaves_none(tmp_path, monkeypatch):
+    """A new store is migrated in a temporary file and moved into place whole: a process killed in the middle of
+    MLflow's migrations (a job stopped while its MLflow child starts) leaves no half-migrated store that would
+    fail every later job ("duplicate column name"), and the next creation removes what it left."""
+    import signal
+
+    import mlflow.store.db.utils as db_utils
+    from mlflow.tracking import MlflowClient
+
+    from harness.sinks.mlflow_store import prepare_store
+
+    monkeypatch.chdir(tmp_path)  # MLflow's Default experiment points into the working directory
+    db = tmp_path / "runs" / "mlflow.db"
+    uri = f"sqlite:///{db}"
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the killed process: the initial tables are created, then it dies
+        try:
+            db_utils._upgrade_db = lambda engine: os.kill(os.getpid(), signal.SIGKILL)
+            prepare_store(uri, "exp", db.parent)
+        finally:
+            os._exit(1)
+    _, status = os.waitpid(pid, 0)
+    assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL
+    assert not db.exists() and list(db.parent.glob("mlflow.db.*.new"))  # only its temporary file
+    exp_id = prepare_store(uri, "exp", db.parent)
+    assert not list(db.parent.glob("mlflow.db.*.new*"))
+    client = MlflowClient(uri)
+    assert client.get_experiment(exp_id).name == "exp" and client.get_experiment("0").name == "Default"
+    run = client.create_run(exp_id)
+    client.log_metric(run.info.run_id, "bleu", 53.06)
+    assert client.get_run(run.info.run_id).data.metrics["bleu"] == 53.06
+
+
 @pytest.mark.parametrize("plant", ["garbage", "trigger", "view", "a row", "an artifact root", "other owner",
                                    "group-writable", "symlink", "a log beside it"])
 def test_a_planted_or_damaged_template_is_never_used(tmp_path, monkeypatch, migrated_store, plant):
