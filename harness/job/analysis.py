@@ -338,18 +338,7 @@ def pair_comparisons(spec: JobSpec, inputs: Inputs, cells: Sequence[Cell]) -> li
 
 def analyse(spec: JobSpec, inputs: Inputs, statistics: Statistics, experiment: str, progress: Any = None
             ) -> JobResult:
-    """Everything the job computes, as one :class:`JobResult`, with one BLAS thread: its matrix products are many and
-    small, and the kernels run on every core in their own threads (OpenBLAS's threads made the ru-en study slower,
-    not faster: 13.4 s against 13.6-18.4 s for the work of ``experiment=meta_eval``, measured on a loaded 2-core
-    machine)."""
-    from threadpoolctl import threadpool_limits
-
-    with threadpool_limits(limits=1, user_api="blas"):
-        return _analyse(spec, inputs, statistics, experiment, progress)
-
-
-def _analyse(spec: JobSpec, inputs: Inputs, statistics: Statistics, experiment: str, progress: Any = None
-             ) -> JobResult:
+    """Everything the job computes, as one :class:`JobResult`."""
     cells = score_cells(spec, inputs, statistics)
     cells, differences, clusters = resample(spec, cells, progress)
     rows: list[CorrelationResult] = []

@@ -15,6 +15,7 @@ effort: a full disk costs the cache, not the job.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import io
 import json
@@ -56,13 +57,17 @@ class TokenKey:
 BlockKey = tuple[str, tuple[str, ...], TokenKey]
 
 
-def _digest(stats: SegmentStats) -> str:
+def _digest(arrays: Mapping[str, np.ndarray]) -> str:
     h = hashlib.sha256()
-    for name in _ARRAYS:
-        arr = np.ascontiguousarray(getattr(stats, name), dtype=np.int64)
+    for name, value in arrays.items():
+        arr = np.ascontiguousarray(value, dtype=np.int64)
         h.update(name.encode() + str(arr.shape).encode())
         h.update(arr.tobytes())
     return h.hexdigest()
+
+
+def _bleu_arrays(stats: SegmentStats) -> dict[str, np.ndarray]:
+    return {name: getattr(stats, name) for name in _ARRAYS}
 
 
 class StatisticsCache:
@@ -88,38 +93,66 @@ class StatisticsCache:
     def path(self, key: str) -> Path:
         return self.root / key[:2] / f"{key}.npz"
 
+    @staticmethod
+    def chrf_key(system: SystemInput, refs: Iterable[str], opts: ChrfOptions) -> str:
+        """The entry of ``system``'s chrF statistics against the references with these content hashes (in this
+        order) under these options (each segment's best reference depends on the F-score's ``beta``)."""
+        h = hashlib.sha256()
+        for part in (CACHE_VERSION, "chrf", system.text.sha256, *refs, json.dumps(dataclasses.asdict(opts),
+                                                                                  sort_keys=True)):
+            h.update(part.encode())
+            h.update(b"\0")
+        return h.hexdigest()
+
     def load(self, key: str) -> SegmentStats | None:
+        arrays = self._load(key, _ARRAYS)
+        return None if arrays is None else SegmentStats(*(arrays[name] for name in _ARRAYS))
+
+    def save(self, key: str, stats: SegmentStats) -> None:
+        self._save(key, _bleu_arrays(stats))
+
+    def load_chrf(self, key: str) -> ChrfStats | None:
+        arrays = self._load(key, ("stats", "refs"))
+        if arrays is None:
+            return None
+        n_refs, variable = (int(x) for x in arrays["refs"])
+        return ChrfStats(arrays["stats"], n_refs, bool(variable))
+
+    def save_chrf(self, key: str, stats: ChrfStats) -> None:
+        self._save(key, {"stats": stats.stats, "refs": np.array([stats.n_refs, int(stats.variable_refs)])})
+
+    def _load(self, key: str, names: tuple[str, ...]) -> dict[str, np.ndarray] | None:
         path = self.path(key)
         if not self.enabled or not path.exists():
             return None
         try:
             with np.load(path, allow_pickle=False) as z:
                 meta = json.loads(bytes(z["meta"]).decode("utf-8"))
-                stats = SegmentStats(*(np.asarray(z[name], dtype=np.int64) for name in _ARRAYS))
+                arrays = {name: np.asarray(z[name], dtype=np.int64) for name in names}
             if meta.get("key") != key or meta.get("version") != CACHE_VERSION:
                 raise ValueError("it holds the statistics of another key")
-            if meta.get("sha256") != _digest(stats):
+            if meta.get("sha256") != _digest(arrays):
                 raise ValueError("its checksum does not match its content")
         except Exception as exc:  # a damaged entry is recomputed, never trusted
             log.warning("statistics cache entry %s is damaged (%s: %s); recomputing it", path, type(exc).__name__,
                         exc)
             return None
         self.hits += 1
-        return stats
+        return arrays
 
-    def save(self, key: str, stats: SegmentStats) -> None:
+    def _save(self, key: str, arrays: Mapping[str, np.ndarray]) -> None:
         if not self.enabled:
             return
         path = self.path(key)
         if path.parent not in self._cleaned:
             remove_stale_temporaries(path.parent)
             self._cleaned.add(path.parent)
-        meta = json.dumps({"key": key, "version": CACHE_VERSION, "sha256": _digest(stats)}).encode()
+        meta = json.dumps({"key": key, "version": CACHE_VERSION, "sha256": _digest(arrays)}).encode()
 
         def write(f: Any) -> None:
             buffer = io.BytesIO()
-            np.savez(buffer, meta=np.frombuffer(meta, dtype=np.uint8),
-                     **{name: getattr(stats, name) for name in _ARRAYS})
+            entries: dict[str, Any] = {"meta": np.frombuffer(meta, dtype=np.uint8), **arrays}
+            np.savez(buffer, **entries)
             f.write(buffer.getvalue())
 
         try:
@@ -195,31 +228,41 @@ class Statistics:
         return self.chrf[(system.label, refs_used, variant.options)]
 
 
-def chrf_statistics_of(inputs: Inputs, variants: Iterable[Variant], progress: Any = None
-                       ) -> dict[ChrfKey, ChrfStats]:
-    """chrF statistics of every block: the variants that share their character n-grams (order, case, whitespace:
-    chrF and chrF++) counted together, every reference once (:class:`~harness.text.chrf_counting.ChrfReferences`,
-    with the largest word order among them), each system matched against each reference once, and every
-    variant's and reference set's statistics chosen from those (the best reference per segment under the
-    variant's own F-score, as sacrebleu's); not cached on disk."""
+def chrf_statistics_of(inputs: Inputs, variants: Iterable[Variant], cache: StatisticsCache | None = None,
+                       progress: Any = None) -> dict[ChrfKey, ChrfStats]:
+    """chrF statistics of every block, from ``cache`` when it has them; the others counted with the variants that
+    share their character n-grams (order, case, whitespace: chrF and chrF++) together, every reference once
+    (:class:`~harness.text.chrf_counting.ChrfReferences`, with the largest word order among them), each system
+    matched against each reference once, and every variant's and reference set's statistics chosen from those (the
+    best reference per segment under the variant's own F-score, as sacrebleu's)."""
     names = list(inputs.refs)
-    groups: dict[tuple[int, bool, bool], dict[str, list[tuple[ChrfKey, tuple[str, ...]]]]] = {}
+    groups: dict[tuple[int, bool, bool], dict[str, list[tuple[ChrfKey, tuple[str, ...], str]]]] = {}
     widest: dict[tuple[int, bool, bool], ChrfOptions] = {}
     systems: dict[str, SystemInput] = {}
+    out: dict[ChrfKey, ChrfStats] = {}
     for key, system in chrf_blocks(inputs, variants).items():
         label, used, opts = key
+        entry = StatisticsCache.chrf_key(system, [inputs.refs[r].sha256 for r in used], opts)
+        found = cache.load_chrf(entry) if cache is not None else None
+        if found is not None:
+            out[key] = found
+            if progress is not None:
+                progress.update(1)
+            continue
         systems[label] = system
         chars = (opts.char_order, opts.lowercase, opts.whitespace)
         if chars not in widest or opts.word_order > widest[chars].word_order:
             widest[chars] = opts
-        groups.setdefault(chars, {}).setdefault(label, []).append((key, used))
-    out: dict[ChrfKey, ChrfStats] = {}
+        groups.setdefault(chars, {}).setdefault(label, []).append((key, used, entry))
     for chars, per_system in groups.items():
         refs = ChrfReferences.build([inputs.refs[r].lines for r in names], widest[chars])
         for label, todo in per_system.items():
             per_ref = refs.per_reference(systems[label].text.lines)
-            for key, used in todo:
+            for key, used, entry in todo:
                 out[key] = refs.select(per_ref, [names.index(r) for r in used], key[2])
+                if cache is not None:
+                    cache.misses += 1
+                    cache.save_chrf(entry, out[key])
                 if progress is not None:
                     progress.update(1)
     return out
@@ -229,8 +272,8 @@ def job_statistics(inputs: Inputs, variants: Iterable[Variant], cache: Statistic
                    compiled: bool | None = None, progress: Any = None) -> Statistics:
     """Statistics of every block, from the cache when possible; the others counted per (references, tokens):
     the references prepared once, every missing system counted against them. ``compiled`` as in the pipeline
-    (None: decided by the size of everything to count). chrF's blocks are counted every time
-    (:func:`chrf_statistics_of`)."""
+    (None: decided by the size of everything to count). chrF's blocks as :func:`chrf_statistics_of` counts them,
+    in the same cache."""
     variants = list(variants)
     needed = blocks(inputs, variants)
     out: dict[BlockKey, SegmentStats] = {}
@@ -274,4 +317,5 @@ def job_statistics(inputs: Inputs, variants: Iterable[Variant], cache: Statistic
                 if progress is not None:
                     progress.update(1)
     log.info("statistics: %d from cache, %d computed", cache.hits, cache.misses)
-    return Statistics(out, cache.hits, cache.misses, chrf_statistics_of(inputs, variants, progress))
+    chrf = chrf_statistics_of(inputs, variants, cache, progress)
+    return Statistics(out, cache.hits, cache.misses, chrf)

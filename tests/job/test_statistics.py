@@ -226,3 +226,34 @@ def test_byte_identical_versions_are_counted_once(tmp_path, dataset):
         StatisticsCache.key(SystemInput("m", "1", text), ["r"], tk, 5)
     assert StatisticsCache.key(SystemInput("m", "1", text), ["r", "s"], tk, 4) != \
         StatisticsCache.key(SystemInput("m", "1", text), ["s", "r"], tk, 4)  # reference order: ref_lens columns
+
+
+def test_chrf_blocks_are_cached_and_a_damaged_one_is_recounted(tmp_path, dataset, caplog):
+    """chrF's blocks (chrF and chrF++, every reference set) go to the same cache: a second job reads every one,
+    with the very integers counted, and a damaged entry is counted again with a warning."""
+    from harness.job.statistics import chrf_blocks
+
+    refsets = [["ref-C"], ["ref-A", "ref-C"]]
+    cfg = base_config(tmp_path, bleu=(), dataset={"root": str(dataset), "refsets": refsets}, human={"select": "none"},
+                      chrf={"chrf": {"name": "chrF"}, "chrf_pp": {"name": "chrF++", "word_order": 2},
+                            "chrf_b1": {"name": "chrF-b1", "beta": 1}})
+    spec = build_spec(cfg, [f"dataset.root={dataset}"])
+    inputs = load_inputs(spec, layout_of(spec))
+    n = len(chrf_blocks(inputs, spec.variants))
+    # variants x blocks: Nemo and UEdin against each set, ref-A against ref-C alone (leave-one-out) in both sets;
+    # chrF-b1 has entries of its own (beta chooses each segment's best reference)
+    assert n == 3 * 5
+    cold = job_statistics(inputs, spec.variants, StatisticsCache(tmp_path / "cache"))
+    assert (cold.hits, cold.misses) == (0, n) and len(entries(tmp_path / "cache")) == n
+    warm = job_statistics(inputs, spec.variants, StatisticsCache(tmp_path / "cache"))
+    assert (warm.hits, warm.misses) == (n, 0) and warm.chrf.keys() == cold.chrf.keys()
+    for key, stats in cold.chrf.items():
+        got = warm.chrf[key]
+        assert np.array_equal(got.stats, stats.stats) and got.stats.dtype == stats.stats.dtype
+        assert (got.n_refs, got.variable_refs) == (stats.n_refs, stats.variable_refs)
+    victim = entries(tmp_path / "cache")[0]
+    victim.write_bytes(victim.read_bytes()[:100])
+    caplog.set_level(logging.WARNING, logger="harness.job.statistics")
+    again = job_statistics(inputs, spec.variants, StatisticsCache(tmp_path / "cache"))
+    assert (again.hits, again.misses) == (n - 1, 1) and "damaged" in caplog.text
+    assert all(np.array_equal(again.chrf[k].stats, cold.chrf[k].stats) for k in cold.chrf)

@@ -81,8 +81,13 @@ class Tester:
 
     values: FloatArray
     draw: DrawFn
-    bytes_per_pair_draw: int  # memory of one pair's draw (a chunk of draws stays under _CHUNK_BYTES)
+    bytes_per_draw: int  # a draw's temporaries shared by the pairs (a chunk of draws stays under _CHUNK_BYTES)
+    bytes_per_pair_draw: int  # and those of each pair
     pairs_quirk: bool = False
+    #: BLAS threads for the draws' products (None: one per core the kernels use): one where the products are small, as
+    #: OpenBLAS's threads made them 5x slower on a 2-core machine with other work; the counts run on every core in
+    #: the kernels' own threads
+    blas_threads: int | None = 1
 
     def run(self, pairs: Pairs, *, n_draws: int = 1000, seed: int = 12345, block_size: int = 1000,
             early_min: float = 0.02, early_max: float = 0.5) -> list[SigDiff]:
@@ -91,10 +96,9 @@ class Tester:
         _check_draw_args(n_draws, block_size)
         pi, pj = _pair_index(pairs, self.values.size)
         rng = np.random.default_rng(seed)
-        chunk = max(1, min(int(block_size), _CHUNK_BYTES // max(1, self.bytes_per_pair_draw * max(pi.size, 1))))
-        # one BLAS thread: a draw's products are small, and OpenBLAS's threads made them 5x slower on a 2-core
-        # machine with other work (the counts run on every core in the kernels' own threads)
-        with threadpool_limits(limits=1, user_api="blas"):
+        per_draw = self.bytes_per_draw + self.bytes_per_pair_draw * max(pi.size, 1)
+        chunk = max(1, min(int(block_size), _CHUNK_BYTES // max(1, per_draw)))
+        with threadpool_limits(limits=self.blas_threads or native.cpus(), user_api="blas"):
             return run_pairs(self.values[pi] - self.values[pj], int(n_draws), chunk,
                              lambda k, live: self.draw(rng, k, pi[live], pj[live]), int(block_size),
                              float(early_min), float(early_max), self.pairs_quirk)
@@ -120,7 +124,7 @@ def pearson_tester(metrics: ArrayLike, human: ArrayLike, *, zscore: bool = True)
     y = h.ravel()[ok]
     nv = m.shape[0]
     if y.size < 3 or np.ptp(y) == 0:
-        return Tester(np.full(nv, np.nan), _no_draws, 8)
+        return Tester(np.full(nv, np.nan), _no_draws, 8, 8)
     xs = x.reshape(nv, -1)[:, ok]
     bad = np.asarray(~np.isfinite(xs).all(axis=1), dtype=bool)  # a constant metric z-scored: no r
     y = y - y.mean()
@@ -148,7 +152,7 @@ def pearson_tester(metrics: ArrayLike, human: ArrayLike, *, zscore: bool = True)
         ga, gb = g[:, at[a]], g[:, at[b]]
         return r(base[a] + gb - ga) - r(base[b] + ga - gb)
 
-    return Tester(values, draw, 8 * (ok.size + 3 * nv + 12))
+    return Tester(values, draw, 8 * ok.size + h.size + 8 * 3 * nv, 8 * 12)
 
 
 def _no_draws(rng: np.random.Generator, k: int, a: NDArray[np.intp], b: NDArray[np.intp]) -> FloatArray:
@@ -210,7 +214,7 @@ def pairwise_accuracy_tester(metrics: ArrayLike, human_sys: ArrayLike, *, lp_siz
         za, zb = z[a][None], z[b][None]
         return accuracy(np.where(s, zb, za)) - accuracy(np.where(s, za, zb))
 
-    return Tester(accuracy(z), draw, 8 * 4 * h.size)
+    return Tester(accuracy(z), draw, h.size, 8 * 4 * h.size)
 
 
 def pairwise_accuracy_pairs(metrics: ArrayLike, human_sys: ArrayLike, pairs: Pairs, *,
@@ -240,7 +244,7 @@ def soft_pairwise_accuracy_tester(metrics: ArrayLike, human_seg: ArrayLike, *, n
     restricted = _restricted(h0, *m0, names=tuple(f"metric {v}" for v in range(nv)))
     h = restricted[0]
     if h.shape[0] < 2 or h.shape[1] == 0 or nv == 0:
-        return Tester(np.full(nv, np.nan), _no_draws, 8)
+        return Tester(np.full(nv, np.nan), _no_draws, 8, 8)
     m = np.stack(restricted[1:])
     s_sys, n = h.shape
     z = zscore_valid(m, np.ones(h.shape, dtype=bool))
@@ -269,8 +273,12 @@ def soft_pairwise_accuracy_tester(metrics: ArrayLike, human_seg: ArrayLike, *, n
         spa = (1.0 - np.mean(np.abs(hp_upper - p), axis=1)).reshape(k, a.size, 2)
         return spa[:, :, 0] - spa[:, :, 1]
 
-    # per draw: the masked metrics and their moved sums ([U, S, n] and [U, S, P], at most 2 per pair), the counts
-    return Tester(values, draw, 4 * 2 * s_sys * (n + n_permutations) + 16 * s_sys * s_sys)
+    # per draw: the masked metrics and their moved sums ([U, S, n] and [U, S, P]); per pair: the counts. BLAS's own
+    # threads where a draw's product is large (the synthetic study's 20 systems x 3000 segments: 1e9
+    # multiply-adds per draw for 17 metrics)
+    big = nv * s_sys * n * n_permutations >= 5e7
+    return Tester(values, draw, 4 * nv * s_sys * (n + n_permutations), 16 * s_sys * s_sys,
+                  blas_threads=None if big else 1)
 
 
 def _hybrid_counts(whole: NDArray[np.float32], moved: NDArray[np.float32], totals: NDArray[np.float32],
@@ -403,7 +411,7 @@ def acc_eq_tester(metrics: ArrayLike, human: ArrayLike, *, variant: str = "acc23
         shift = moved[:, at[b]] - moved[:, at[a]]  # [k, L, G, D]: what a swap gives a from b
         return averages(counts[a][None] + shift) - averages(counts[b][None] - shift)
 
-    return Tester(averages(counts), draw, 8 * g * dims * 6 + 4 * g * i.size // max(nv, 1), pairs_quirk=True)
+    return Tester(averages(counts), draw, 4 * g * i.size + 8 * 2 * g * nv * dims, 8 * g * dims * 6, pairs_quirk=True)
 
 
 def acc_eq_pairs(metrics: ArrayLike, human: ArrayLike, pairs: Pairs, *, variant: str = "acc23",
