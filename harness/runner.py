@@ -5,10 +5,14 @@ the dataset's layout is read, the job's folder is checked (not ours, or holding 
 read and checked, and only then is the folder created and claimed (locked), so that bad input leaves no folder;
 all before any statistics are computed. Results are written into the
 folder's staging area and published at once (:mod:`harness.job.folder`); MLflow is told last, and if it cannot
-be, the tables are there already and ``tracking_pending.json`` says what is missing. The figures are drawn by a
-child process forked once the inputs are read: it imports matplotlib while this process computes the statistics,
-and draws (split over two processes) as soon as it gets the result, while this process writes the tables and
-starts MLflow (its imports, the store and the experiment; no run is logged before the folder is published).
+be, the tables are there already and ``tracking_pending.json`` says what is missing. Two child processes are
+forked once the inputs are read (:mod:`harness.job.aside`). One draws the figures: it imports matplotlib while
+this process computes the statistics, and draws (split over two processes) as soon as it gets the result, while
+this process writes the tables. The other is MLflow's (:func:`tracking_aside`): it starts MLflow meanwhile (its
+imports, the store and the experiment), then waits for the published job, logs it and sends back where
+(:func:`track`); this process never imports MLflow. Without ``os.fork``, or outside the main thread, MLflow
+starts in this process while the figures are drawn, and logs here (no run is logged before the folder is
+published, either way).
 """
 
 from __future__ import annotations
@@ -23,12 +27,12 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator, Mapping, TextIO
+from typing import TYPE_CHECKING, Any, Iterator, Mapping, Sequence, TextIO
 
 from .errors import HarnessError, Terminated, TrackingError
 from .job import figures, report
 from .job.analysis import analyse
-from .job.aside import Aside
+from .job.aside import Aside, aside, can_fork
 from .job.dataset import refset_name
 from .job.folder import PENDING, JobFolder
 from .job.inputs import check_selection, dataset_name, layout_of, load_inputs
@@ -45,7 +49,13 @@ from .text.tokenizers import check_usable
 if TYPE_CHECKING:
     import pyarrow as pa
 
+    from .sinks.mlflow import JobPayload, Logged
+
 log = logging.getLogger("harness")
+
+#: How long a job interrupted while MLflow logs in its child process (:func:`tracking_aside`) waits for the child
+#: to mark the runs it created KILLED before it kills the child (SLURM sends SIGKILL 30 s after SIGTERM).
+MARKING_GRACE = 20.0
 
 
 @dataclass(frozen=True)
@@ -117,6 +127,82 @@ def start_tracking(spec: JobSpec, experiment: str) -> TrackingError | None:
     except Exception as exc:  # noqa: BLE001 - a broken MLflow install must not cost the job its tables
         return TrackingError(f"MLflow could not be started ({type(exc).__name__}: {exc})")
     return None
+
+
+def _interrupted_once() -> None:
+    """In MLflow's child process: the first SIGINT or SIGTERM ends the logging as it ends in the job
+    (``KeyboardInterrupt``, :class:`~harness.errors.Terminated`: the runs are marked KILLED); the next ones are
+    ignored, so that they do not cut the marking short (Ctrl-C reaches the child from the terminal, and again
+    from the job: :meth:`~harness.job.aside.Aside.interrupt`)."""
+
+    def end(signum: int, _frame: Any) -> None:
+        for each in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(each, signal.SIG_IGN)
+        if signum == signal.SIGTERM:
+            raise Terminated(f"terminated by signal {signum} (SIGTERM)")
+        raise KeyboardInterrupt
+
+    for each in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(each, end)
+
+
+class _Tracker:
+    """What MLflow's child process does (:func:`tracking_aside`): start MLflow as soon as it is forked
+    (:func:`start_tracking`, whose error is kept for the logging), then log the job it is sent."""
+
+    def __init__(self, spec: JobSpec, experiment: str) -> None:
+        self.spec, self.experiment = spec, experiment
+        self.startup_error: TrackingError | None = None
+
+    def prepare(self) -> None:
+        _interrupted_once()
+        self.startup_error = start_tracking(self.spec, self.experiment)
+
+    def log(self, sent: tuple[JobPayload, dict[str, Path]]) -> dict[str, str]:
+        if self.startup_error is not None:  # reported when the job is logged, as in process
+            raise self.startup_error
+        from .sinks.mlflow import log_job
+
+        payload, artifacts = sent
+        logged = log_job(str(self.spec.tracking_uri), self.spec.runs_dir, payload, artifacts)
+        return {"experiment_id": logged.experiment_id, "parent_id": logged.parent_id}
+
+
+@contextlib.contextmanager
+def tracking_aside(spec: JobSpec, experiment: str, close_fds: Sequence[int] = ()) -> Iterator[Aside | None]:
+    """MLflow's child process, forked now (:func:`harness.job.aside.aside`): it starts MLflow while the job
+    computes, and logs the job when :func:`track` sends it, while this process waits; its
+    :class:`~harness.errors.TrackingError` comes back as raised. None without tracking, and where the child could
+    not be interrupted with the job (no ``os.fork``, not the main thread: :func:`~harness.job.aside.can_fork`):
+    MLflow then starts and logs in this process. Leaving the block kills the child unless it was waited for.
+    ``close_fds`` are closed in the child (the job folder's lock)."""
+    if spec.tracking_uri is None or not can_fork():
+        yield None
+        return
+    tracker = _Tracker(spec, experiment)
+    with aside(tracker.log, "MLflow logging", close_fds, prepare=tracker.prepare, raises=(TrackingError,)) as child:
+        yield child
+
+
+def logged_aside(child: Aside, payload: JobPayload, artifacts: dict[str, Path], uri: str) -> Logged:
+    """Send the job to MLflow's child process (:func:`tracking_aside`) and wait for it to be logged. Its
+    :class:`~harness.errors.TrackingError` is raised as is, any other end of it (a crash) as a TrackingError too.
+    Interrupted (Ctrl-C, SIGTERM), this process passes the signal on and gives the child
+    :data:`MARKING_GRACE` seconds to mark the runs it created KILLED, then ends as interrupted."""
+    from .sinks.mlflow import Logged
+
+    try:
+        child.send((payload, artifacts))
+        value = child()
+    except TrackingError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - the child died or failed outside the logging: one line all the same
+        why = str(exc).splitlines()[0].removeprefix(f"{child.what} failed: ")
+        raise TrackingError(f"MLflow logging to {uri} failed ({why})") from None
+    except BaseException as exc:
+        child.interrupt(signal.SIGTERM if isinstance(exc, Terminated) else signal.SIGINT, MARKING_GRACE)
+        raise
+    return Logged(value["experiment_id"], value["parent_id"])
 
 
 @contextlib.contextmanager
@@ -191,13 +277,15 @@ def _run_job(spec: JobSpec, config_yaml: str, out: TextIO | None) -> Outcome:
     folder.check(layout.inputs() if layout is not None else _explicit_inputs(spec))  # creates nothing
     inputs = load_inputs(spec, layout)  # bad input: one error and no folder left behind
     spec = spec.with_imported(inputs.metrics)
-    with folder.held(inputs.files()):
+    with folder.held(inputs.files()), contextlib.ExitStack() as tracking_child:
         staging = folder.begin({"experiment": experiment})
         try:
             log.info("%s: %s x %s x %s, %s", experiment, report.plural(len(inputs.systems), "system"),
                      report.plural(len(inputs.refsets), "reference set"), report.plural(len(spec.variants), "variant"),
                      report.plural(inputs.n_segments, "segment"))
             startup_error = None
+            # MLflow's child process starts MLflow meanwhile and lives until the job is logged; an error kills it
+            tracker = tracking_child.enter_context(tracking_aside(spec, experiment, folder.lock_fds()))
             with contextlib.ExitStack() as stack:  # the figure drawer gets ready meanwhile; an error kills it
                 drawing = (stack.enter_context(figures.drawn_aside(staging, folder.lock_fds())) if spec.figures
                            else None)
@@ -210,7 +298,7 @@ def _run_job(spec: JobSpec, config_yaml: str, out: TextIO | None) -> Outcome:
                 with progress.phase("tables", 1, "step") as bar:
                     tables = write_tables(result, staging, config_yaml, drawing)
                     bar.update(1)
-                if spec.tracking_uri is not None:  # while the figures are drawn
+                if spec.tracking_uri is not None and tracker is None:  # in process, while the figures are drawn
                     with progress.phase("MLflow start-up", 1, "step") as bar:
                         startup_error = start_tracking(spec, experiment)
                         bar.update(1)
@@ -232,7 +320,7 @@ def _run_job(spec: JobSpec, config_yaml: str, out: TextIO | None) -> Outcome:
             raise
         logged, tracking_error = None, None
         if spec.tracking_uri is not None:
-            logged, tracking_error = track(result, tables, folder, job_key, progress, startup_error)
+            logged, tracking_error = track(result, tables, folder, job_key, progress, startup_error, tracker)
     outcome = Outcome(result, folder.path, None if logged is None else logged.parent_id, tracking_error,
                       time.perf_counter() - started, None if logged is None else logged.experiment_id)
     print_summary(outcome, out)
@@ -240,12 +328,13 @@ def _run_job(spec: JobSpec, config_yaml: str, out: TextIO | None) -> Outcome:
 
 
 def track(result: JobResult, tables: Mapping[str, pa.Table], status: JobFolder, job_key: str, progress: Progress,
-          startup_error: TrackingError | None = None) -> tuple[Any, Any]:
+          startup_error: TrackingError | None = None, tracker: Aside | None = None) -> tuple[Any, Any]:
     """Log the published job and its ``tables`` (:func:`write_tables`'s) to MLflow (returns where:
-    :class:`~harness.sinks.mlflow.Logged`); on failure (or ``startup_error``, :func:`start_tracking`'s) write
-    ``tracking_pending.json`` and return the error instead. ``job_status.json`` says ``tracking: pending`` from the
-    publication on (with ``tracking_pending.json``, so that a process killed while logging leaves both), then
-    ``logged`` (with the parent run), ``failed`` or ``interrupted``."""
+    :class:`~harness.sinks.mlflow.Logged`), by MLflow's child process ``tracker`` (:func:`tracking_aside`) or else
+    in this process; on failure (or ``startup_error``, :func:`start_tracking`'s in this process, the child's own
+    when it logs) write ``tracking_pending.json`` and return the error instead. ``job_status.json`` says
+    ``tracking: pending`` from the publication on (with ``tracking_pending.json``, so that a process killed while
+    logging leaves both), then ``logged`` (with the parent run), ``failed`` or ``interrupted``."""
     spec = result.spec
     uri = str(spec.tracking_uri)
     folder = status.path
@@ -273,7 +362,11 @@ def track(result: JobResult, tables: Mapping[str, pa.Table], status: JobFolder, 
         # the published generation's files (what its manifest lists, and the manifest): nothing else in the folder
         artifacts = {**verified_files(folder), MANIFEST: folder / MANIFEST}
         with progress.phase("MLflow runs", len(payload.runs), "run") as bar:
-            logged = log_job(uri, spec.runs_dir, payload, artifacts, bar)
+            if tracker is None:
+                logged = log_job(uri, spec.runs_dir, payload, artifacts, bar)
+            else:
+                logged = logged_aside(tracker, payload, artifacts, uri)
+                bar.update(len(payload.runs))
     except TrackingError as exc:
         problem = say("failed", str(exc))
         if problem is not None:

@@ -232,16 +232,17 @@ def test_an_mlflow_that_fails_to_start_keeps_the_tables_and_is_tried_once(tmp_pa
     from harness.sinks import mlflow as sink
     from harness.sinks import mlflow_store
 
-    calls = []
+    calls = tmp_path / "calls"  # a line a call, from whichever process starts MLflow (a child of the job's)
 
     def broken(*args, **kwargs):
-        calls.append(args)
+        with open(calls, "a") as f:
+            f.write(f"{args}\n")
         raise RuntimeError("mlflow is broken")
 
     for module in (sink, mlflow_store):  # the start-up and the logging each have their name for it
         monkeypatch.setattr(module, "prepare_store", broken)
     outcome, _ = run(tmp_path, small_dataset, tracking=True, figures=True)
-    assert len(calls) == 1
+    assert len(calls.read_text().splitlines()) == 1
     assert str(outcome.tracking_error) == "MLflow could not be started (RuntimeError: mlflow is broken)"
     pending = json.loads((outcome.folder / "tracking_pending.json").read_text())
     assert pending["error"] == str(outcome.tracking_error)

@@ -81,10 +81,12 @@ main()
 _KILL_WHILE_LOGGING = """
 import os, signal, sys
 import harness.sinks.mlflow as sink
+job = os.getpid()  # the job's process (MLflow logs in a child process of it)
 real = sink.insert_runs
-def insert_runs(*a, **k):  # killed once the nested runs are written, before they are finished
+def insert_runs(*a, **k):  # the job killed once the nested runs are written, before they are finished
     real(*a, **k)
-    os.kill(os.getpid(), signal.SIGKILL)
+    os.kill(job, signal.SIGKILL)
+    os.kill(os.getpid(), signal.SIGKILL)  # and this process at once (it dies with the job, a moment later)
 sink.insert_runs = insert_runs
 sys.argv = ["harness", *sys.argv[1:]]
 from harness.app import main
@@ -241,38 +243,90 @@ console()
 """
 
 
-@pytest.mark.parametrize("where", ["logging", "statistics"])
-def test_sigterm_ends_the_job_like_an_interruption(tmp_path, where):
-    """SIGTERM (a SLURM time limit) exited 143 with nothing printed and left job_status.json at running."""
-    from mlflow.tracking import MlflowClient
-
-    ds = make_dataset(tmp_path / "ds")
+def paused(tmp_path: Path, step: tuple[str, str], ds: Path, **popen) -> subprocess.Popen:
+    """The job on ``ds`` started with ``step`` (module, function) pausing once done (:data:`_PAUSE_AFTER`), once
+    it has paused."""
     flag = tmp_path / "flag"
-    step = {"logging": ("harness.sinks.mlflow", "insert_runs"),  # nested runs written, not finished
-            "statistics": ("harness.runner", "job_statistics")}[where]
     cmd = [sys.executable, "-c", _PAUSE_AFTER, *step, str(flag), f"dataset.root={ds}", *BASE, "bleu=[sacrebleu,char]"]
-    proc = subprocess.Popen(cmd, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(cmd, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **popen)
     deadline = time.time() + 120
     while not flag.exists() and proc.poll() is None and time.time() < deadline:
         time.sleep(0.05)
     assert flag.exists(), proc.communicate()
-    proc.send_signal(signal.SIGTERM)
-    out, err = proc.communicate(timeout=60)
-    assert proc.returncode == 143, err
+    return proc
+
+
+def ended_as(proc: subprocess.Popen, code: int, line: str) -> None:
+    """The job ended with ``code`` and the one line ``harness: {line}; ...``."""
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == code, err
     lines = [x for x in err.splitlines() if x.startswith("harness:")]
-    assert lines == ["harness: terminated (SIGTERM); job_status.json in the job's folder says what was kept"], err
+    assert lines == [f"harness: {line}; job_status.json in the job's folder says what was kept"], err
     assert "Traceback" not in err
+
+
+def interrupted_while_logging(tmp_path: Path) -> list:
+    """The job's folder says it was interrupted while logging; its MLflow runs."""
+    from mlflow.tracking import MlflowClient
+
     folder = job_folder(tmp_path, "faults")
     status = json.loads((folder / STATUS).read_text())
+    assert status["status"] == "ok" and status["tracking"] == "interrupted"
+    assert "interrupted while logging" in json.loads((folder / "tracking_pending.json").read_text())["error"]
+    client = MlflowClient(f"sqlite:///{tmp_path / 'runs' / 'mlflow.db'}")
+    return client.search_runs([client.get_experiment_by_name("faults").experiment_id])
+
+
+@pytest.mark.parametrize("where", ["logging", "statistics"])
+def test_sigterm_ends_the_job_like_an_interruption(tmp_path, where):
+    """SIGTERM (a SLURM time limit) exited 143 with nothing printed and left job_status.json at running."""
+    ds = make_dataset(tmp_path / "ds")
+    step = {"logging": ("harness.sinks.mlflow", "insert_runs"),  # nested runs written, not finished
+            "statistics": ("harness.runner", "job_statistics")}[where]
+    proc = paused(tmp_path, step, ds)
+    proc.send_signal(signal.SIGTERM)
+    ended_as(proc, 143, "terminated (SIGTERM)")
     if where == "logging":
-        assert status["status"] == "ok" and status["tracking"] == "interrupted"
-        assert "interrupted while logging" in json.loads((folder / "tracking_pending.json").read_text())["error"]
-        client = MlflowClient(f"sqlite:///{tmp_path / 'runs' / 'mlflow.db'}")
-        runs = client.search_runs([client.get_experiment_by_name("faults").experiment_id])
+        runs = interrupted_while_logging(tmp_path)
         assert runs and {r.info.status for r in runs} == {"KILLED"}
     else:
+        folder = job_folder(tmp_path, "faults")
+        status = json.loads((folder / STATUS).read_text())
         assert status["status"] == "interrupted" and "Terminated" in status["error"]
         assert verified_files(folder) == {}
+
+
+def test_ctrl_c_while_logging_marks_the_runs_killed(tmp_path):
+    """Ctrl-C reaches every process of the terminal's foreground group: the job and MLflow's child process that
+    logs it, each once, and the child once more from the job. The child marks its runs KILLED (the second signal
+    cuts nothing short), the job says so in one line and exits 130."""
+    ds = make_dataset(tmp_path / "ds")
+    proc = paused(tmp_path, ("harness.sinks.mlflow", "insert_runs"), ds, start_new_session=True)
+    os.killpg(proc.pid, signal.SIGINT)
+    ended_as(proc, 130, "interrupted")
+    runs = interrupted_while_logging(tmp_path)
+    assert len(runs) == 1 + 3 * 2 and {r.info.status for r in runs} == {"KILLED"}
+
+
+_IMPORTS_AT_EXIT = """
+import atexit, sys
+atexit.register(lambda: print("mlflow imported:", "mlflow" in sys.modules, file=sys.stderr))
+sys.argv = ["harness", *sys.argv[1:]]
+from harness.app import main
+main()
+"""
+
+
+def test_the_job_process_never_imports_mlflow(tmp_path):
+    """MLflow starts and logs in a child process of the job (its imports cost ~1.5 s): the job's own process
+    never imports it, and the job is logged all the same."""
+    ds = make_dataset(tmp_path / "ds")
+    proc = subprocess.run([sys.executable, "-c", _IMPORTS_AT_EXIT, f"dataset.root={ds}", *BASE], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "mlflow imported: False" in proc.stderr.splitlines()
+    status = json.loads((job_folder(tmp_path, "faults") / STATUS).read_text())
+    assert status["tracking"] == "logged" and status["parent_run"] in proc.stdout
 
 
 def test_parallel_first_jobs_on_a_new_store_do_not_race(tmp_path):
@@ -386,11 +440,13 @@ def test_a_full_disk_under_the_cache_costs_the_cache_only(tmp_path, tmpfs):
 _KILL_WHILE_RELOGGING = """
 import os, signal, sys
 import harness.sinks.mlflow as sink
+job = os.getpid()  # the job's process (MLflow logs in a child process of it)
 real = sink._log_artifacts
-def log_artifacts(client, parent_id, artifacts, tables):  # one artifact replaced, then killed
+def log_artifacts(client, parent_id, artifacts, tables):  # one artifact replaced, then the job killed
     first = dict(list(artifacts.items())[:1])
     real(client, parent_id, first, {})
-    os.kill(os.getpid(), signal.SIGKILL)
+    os.kill(job, signal.SIGKILL)
+    os.kill(os.getpid(), signal.SIGKILL)  # and this process at once (it dies with the job, a moment later)
 sink._log_artifacts = log_artifacts
 sys.argv = ["harness", *sys.argv[1:]]
 from harness.app import main
