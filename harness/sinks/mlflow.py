@@ -259,6 +259,20 @@ def _log_artifacts(client: Any, parent_id: str, artifacts: Mapping[str, Path], t
             client.log_table(parent_id, frame, f"tables/{name}.json")
 
 
+def _remove_tables(client: Any, run_id: str) -> None:
+    """Remove the tables a reused record holds before they are logged again: MLflow's ``log_table`` appends to a
+    table the run holds already, so each identical rerun added every row once more (the demo's preview held its
+    135 scores once per rerun, and each rerun read and rewrote them all). An artifact store that cannot delete
+    keeps them (and MLflow appends, as before)."""
+    from mlflow.store.artifact.artifact_repository_registry import get_artifact_repository
+
+    try:
+        get_artifact_repository(client.get_run(run_id).info.artifact_uri).delete_artifacts("tables")
+    except Exception as exc:  # noqa: BLE001 - only the preview's rows are repeated
+        log.debug("the tables of run %s were not removed before logging them again (%s: %s)", run_id,
+                  type(exc).__name__, exc)
+
+
 class Logged(NamedTuple):
     """Where a job's record is: its experiment and its parent run."""
 
@@ -290,6 +304,7 @@ def log_job(uri: str, runs_dir: Path, payload: JobPayload, artifacts: Mapping[st
             client.set_tag(reused, "harness.host", socket.gethostname())
             client.update_run(reused, status="RUNNING")
             parent_id = reused
+            _remove_tables(client, reused)
             _log_artifacts(client, reused, artifacts, payload.tables)
             client.set_tag(reused, "harness.reused_at", time.strftime("%Y-%m-%dT%H:%M:%S"))
             client.set_tag(reused, LOGGED_AT, str(int(time.time() * 1000)))  # the current record again

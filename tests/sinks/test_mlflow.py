@@ -242,6 +242,27 @@ def test_a_rerun_reuses_a_complete_record_and_replaces_an_incomplete_one(job, ru
     assert {c.data.tags["mlflow.parentRunId"] for c in children} == {second}
 
 
+def test_a_reused_record_holds_each_table_once(job, runs_with_store, tmp_path):
+    """MLflow's log_table appends to a table the run holds: each identical rerun, reusing the record, added every
+    row of the previewed tables once more. Now a reused record's tables are logged anew."""
+    import json
+    from pathlib import Path
+
+    from mlflow.tracking import MlflowClient
+
+    uri, payload = store(runs_with_store), job["payload"]
+    first = log_job(uri, runs_with_store, payload, job["artifacts"]).parent_id
+    for _ in range(2):
+        assert log_job(uri, runs_with_store, payload, job["artifacts"]).parent_id == first
+    client = MlflowClient(uri)
+    assert set(payload.tables) == set(SMALL_TABLES)
+    for name, table in payload.tables.items():
+        logged = json.loads(Path(client.download_artifacts(first, f"tables/{name}.json", str(tmp_path))).read_text())
+        assert len(logged["data"]) == len(next(iter(table.values()))), name
+    tagged = json.loads(client.get_run(first).data.tags["mlflow.loggedArtifacts"])
+    assert sorted(t["path"] for t in tagged) == sorted(f"tables/{name}.json" for name in SMALL_TABLES)
+
+
 class Interrupting:
     """A progress bar that raises after ``after`` nested runs (a real exception from inside log_job)."""
 
