@@ -100,7 +100,7 @@ def segment_scores(result: JobResult) -> pa.Table:
         for key, value in (("dataset", result.dataset), ("refset", c.refset), ("system", c.system.name),
                            ("variant", c.variant.name), ("system_version", _version(c.system.version)),
                            ("signature", c.sentence_signature), ("metric", c.variant.family)):
-            cols[key].append(pa.array(np.repeat(value, n), pa.string()))
+            cols[key].append(pa.repeat(pa.scalar(value, pa.string()), n))  # not np.repeat: 4 bytes a character
         cols["seg_id"].append(pa.array(np.arange(n, dtype=np.int64)))
         sentence = pa.array(np.asarray(c.sentence, dtype=np.float64))
         cols["score"].append(sentence)
@@ -119,7 +119,7 @@ def segment_scores(result: JobResult) -> pa.Table:
             cols[key].append(pa.ListArray.from_arrays(pa.array(offsets), pa.array(flat.ravel())))
     if not result.cells:
         return pa.table({k: pa.array([]) for k in cols})
-    return pa.table({k: pa.concat_arrays(v) for k, v in cols.items()})
+    return pa.table({k: pa.chunked_array(v) for k, v in cols.items()})  # one chunk per cell: no concatenated copy
 
 
 def significance(result: JobResult) -> pa.Table:
