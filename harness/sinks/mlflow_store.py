@@ -84,22 +84,34 @@ def tune_sqlite() -> None:
     """WAL journal + ``synchronous=NORMAL`` on every SQLite connection of this process: MLflow commits several
     times per call and each commit of a default SQLite database waits for an fsync (~150 ms per nested run here,
     ~40 ms with WAL); WAL also lets readers (``mlflow ui``) and parallel jobs work without blocking each other.
-    ``NORMAL`` never corrupts the database; a power cut may lose the last transactions, which a rerun logs again."""
+    ``NORMAL`` never corrupts the database; a power cut may lose the last transactions, which a rerun logs again.
+
+    A connection is used by the process that opened it only: a process forked from this one (the job's MLflow
+    child, :func:`harness.runner.tracking_aside`, forked from a sweep's process or a test's that opened the store
+    already) opens its own instead of the pooled ones it inherits, and leaves those to their process (SQLite
+    connections must not cross a fork; SQLAlchemy's recipe)."""
     global _SQLITE_TUNED
     if _SQLITE_TUNED:
         return
     import sqlite3
 
-    from sqlalchemy import event
+    from sqlalchemy import event, exc
     from sqlalchemy.engine import Engine
 
     @event.listens_for(Engine, "connect")
-    def _pragmas(connection: Any, _record: Any) -> None:
+    def _pragmas(connection: Any, record: Any) -> None:
         if isinstance(connection, sqlite3.Connection):
+            record.info["pid"] = os.getpid()
             cursor = connection.cursor()
             cursor.execute("PRAGMA journal_mode=WAL")
             cursor.execute("PRAGMA synchronous=NORMAL")
             cursor.close()
+
+    @event.listens_for(Engine, "checkout")
+    def _own_process(_connection: Any, record: Any, proxy: Any) -> None:
+        if record.info.get("pid", os.getpid()) != os.getpid():  # inherited: dropped here, never closed here
+            record.dbapi_connection = proxy.dbapi_connection = None
+            raise exc.DisconnectionError("a connection of the process this one was forked from")
 
     _SQLITE_TUNED = True
 

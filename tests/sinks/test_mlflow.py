@@ -446,6 +446,38 @@ def test_a_new_store_is_seeded_from_the_template_mlflow_made(tmp_path, monkeypat
     assert not list(template.parent.glob("*.tmp")) and not list(first.parent.glob("*.seed"))
 
 
+def test_a_forked_process_opens_its_own_store_connections(runs_with_store):
+    """The job's MLflow child is forked from a process that may hold the store open already (a sweep's, a
+    test's): it opens its own SQLite connections instead of using the pooled ones it inherits (SQLite
+    connections must not cross a fork), and leaves those to the parent, which goes on with them."""
+    from harness.sinks.mlflow_store import _client, prepare_store
+
+    uri = store(runs_with_store)
+    exp = prepare_store(uri, EXPERIMENT, runs_with_store)
+    client = _client(uri)
+    engine = client._tracking_client.store.engine
+    with engine.connect() as c:  # pooled here, then inherited
+        inherited = id(c.connection.dbapi_connection)
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the forked process: exit status 0 if it logged on a connection of its own
+        code = 1
+        try:
+            child_run = client.create_run(exp, run_name="forked").info.run_id
+            client.log_metric(child_run, "bleu", 1.0)
+            with engine.connect() as c:
+                code = 0 if id(c.connection.dbapi_connection) != inherited else 2
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+    with engine.connect() as c:
+        assert id(c.connection.dbapi_connection) == inherited  # the parent's own, still open
+    forked = client.search_runs([exp], filter_string="attributes.run_name = 'forked'")
+    assert len(forked) == 1 and forked[0].data.metrics["bleu"] == 1.0
+    client.log_metric(forked[0].info.run_id, "bleu", 2.0)  # the parent writes on its connection
+    assert client.get_run(forked[0].info.run_id).data.metrics["bleu"] == 2.0
+
+
 def test_a_process_killed_while_it_creates_a_store_leaves_none(tmp_path, monkeypatch):
     """A new store is migrated in a temporary file and moved into place whole: a process killed in the middle of
     MLflow's migrations (a job stopped while its MLflow child starts) leaves no half-migrated store that would
