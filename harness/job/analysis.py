@@ -27,7 +27,7 @@ from ..core.correlation import (
     correlate,
     ranking_agreement,
     segment_level,
-    system_correlation_difference,
+    system_correlation_differences,
     system_level_subsets,
 )
 from ..core.significance import all_differences, holm, holm_samples, significance_clusters, systems_ci
@@ -287,14 +287,9 @@ def best_variant_differences(spec: JobSpec, inputs: Inputs, cells: Sequence[Cell
 
     sa, fa, hseg, hsys = inputs_of(best)
     samples = samples_for_holm(spec, len(candidates) - 1, f"{human.name}: the best variant's r against each other's", 2)
-    out = []
-    for other in candidates:
-        if other.name == best.name:
-            continue
-        sb, fb, _, _ = inputs_of(other)
-        comp = system_correlation_difference(sa, fa, sb, fb, hseg, human_sys=hsys, method="pearson",
-                                           n_samples=samples, seed=spec.seed, names=(best.name, other.name))
-        out.append(VariantDifference(human.name, BEST_VS_EACH, comp))
+    others = [(*inputs_of(other)[:2], other.name) for other in candidates if other.name != best.name]
+    out = [VariantDifference(human.name, BEST_VS_EACH, comp) for comp in system_correlation_differences(
+        sa, fa, others, hseg, human_sys=hsys, method="pearson", n_samples=samples, seed=spec.seed, name_a=best.name)]
     adjusted = holm([c.outcome.p_value for c in out])  # one family: the best variant against each other
     return [dataclasses.replace(c, outcome=dataclasses.replace(c.outcome, p_holm=float(p)))
             for c, p in zip(out, adjusted)]

@@ -27,7 +27,7 @@ Array conventions (shared with :mod:`harness.core.stats` and :mod:`harness.core.
 - Segment-level metric scores are a matrix ``metric[S, n]`` (e.g. sentence BLEU), NaN where missing.
 """
 
-from .difference import correlation_difference, system_correlation_difference
+from .difference import correlation_difference, system_correlation_difference, system_correlation_differences
 from .segment import (
     KENDALL,
     bootstrap_segment_correlation,
@@ -59,6 +59,7 @@ from .vectors import (
 __all__ = [
     "Agreement", "DIFFERENCE_TESTS", "CORRELATIONS", "Correlation", "FloatArray", "GROUPINGS", "KENDALL", "METHODS",
     "SEGMENT_METHODS", "ScoreFn", "bootstrap_segment_correlation", "bootstrap_system_correlation",
-    "correlation_difference", "system_correlation_difference", "correlate", "pearson_from_sums", "ranking_agreement",
-    "segment_correlation", "segment_level", "system_correlation", "system_level", "system_level_subsets", "tau_b",
+    "correlation_difference", "system_correlation_difference", "system_correlation_differences", "correlate",
+    "pearson_from_sums", "ranking_agreement", "segment_correlation", "segment_level", "system_correlation",
+    "system_level", "system_level_subsets", "tau_b",
 ]

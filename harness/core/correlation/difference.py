@@ -4,7 +4,7 @@ test of the difference, at either level."""
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 from numpy.typing import NDArray
@@ -156,18 +156,42 @@ def system_correlation_difference(
     :func:`bootstrap_system_correlation`). ``delta = value_b - value_a``, p-value two-sided with +1 smoothing
     (:func:`_bootstrap_p`), CI = percentile interval of the resampled deltas. ``test='paired_bootstrap'``.
     """
+    return system_correlation_differences(stats_a, score_fn_a, [(stats_b, score_fn_b, names[1])], human_seg,
+                                          method=method, human_sys=human_sys, n_samples=n_samples, seed=seed,
+                                          alpha=alpha, name_a=names[0])[0]
+
+
+def system_correlation_differences(
+    stats_a: Any,
+    score_fn_a: ScoreFn,
+    others: Sequence[tuple[Any, ScoreFn, str]],
+    human_seg: Any | None,
+    *,
+    method: str = "pearson",
+    human_sys: Any | None = None,
+    n_samples: int = 1000,
+    seed: int | None = 12345,
+    alpha: float = 0.05,
+    name_a: str = "a",
+) -> list[DifferenceTest]:
+    """:func:`system_correlation_difference` of variant ``a`` against each of ``others`` (``(stats_b, score_fn_b,
+    name_b)``), every test on the same resamples: ``a``'s resampled correlations are computed once."""
     _check_choice("method", method, METHODS)
     n_samples, seed = _checked(n_samples, seed, alpha)
     sa, hs, point = _system_inputs(stats_a, human_seg, human_sys)
-    sb = check_systems(stats_b, "stats_b")
-    if sb.shape[:2] != sa.shape[:2]:
-        raise InputError(f"stats_b must cover the same systems and segments {sa.shape[:2]}, got {sb.shape[:2]}")
     va, _ = correlate(np.asarray(score_fn_a(sa.sum(axis=1)), dtype=np.float64), point, method)
-    vb, _ = correlate(np.asarray(score_fn_b(sb.sum(axis=1)), dtype=np.float64), point, method)
     counts = seeded_counts(seed, sa.shape[1], n_samples)
     ra = _batch_values(method, *_system_resamples(sa, hs, point, score_fn_a, counts))
-    rb = _batch_values(method, *_system_resamples(sb, hs, point, score_fn_b, counts))
-    diffs = rb - ra
-    p, used = _bootstrap_p(diffs, vb - va)
-    lo, hi = _interval(diffs, alpha)
-    return DifferenceTest("paired_bootstrap", names[0], names[1], va, vb, vb - va, math.nan, p, lo, hi, used, seed)
+    out = []
+    for stats_b, score_fn_b, name_b in others:
+        sb = check_systems(stats_b, "stats_b")
+        if sb.shape[:2] != sa.shape[:2]:
+            raise InputError(f"stats_b must cover the same systems and segments {sa.shape[:2]}, got {sb.shape[:2]}")
+        vb, _ = correlate(np.asarray(score_fn_b(sb.sum(axis=1)), dtype=np.float64), point, method)
+        rb = _batch_values(method, *_system_resamples(sb, hs, point, score_fn_b, counts))
+        diffs = rb - ra
+        p, used = _bootstrap_p(diffs, vb - va)
+        lo, hi = _interval(diffs, alpha)
+        out.append(DifferenceTest("paired_bootstrap", name_a, name_b, va, vb, vb - va, math.nan, p, lo, hi, used,
+                                  seed))
+    return out
