@@ -248,7 +248,7 @@ def rank_variants(spec: JobSpec, inputs: Inputs, cells: Sequence[Cell], human: H
         # MTME's ComputeSigMatrix: every pair i < j (all on the same draws: one pass computes them all)
         pairs = [(i, j) for i in range(len(order)) for j in range(i + 1, len(order))]
         tests = tester(statistic, stacked, target, epsilons).run(pairs, n_draws=spec.n_samples, seed=spec.seed,
-                                                                 block_size=min(BLOCK, spec.n_samples))
+                                                                 block_size=min(BLOCK, spec.n_samples)) if pairs else []
         p_values = np.full((len(order), len(order)), NAN)
         for (i, j), sig in zip(pairs, tests):
             p_values[i, j] = sig.p_value

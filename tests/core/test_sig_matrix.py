@@ -198,3 +198,12 @@ def test_swapped_metric_counts_compiled_equal_numpy(monkeypatch):
     compiled = sig_matrix._hybrid_counts(whole, moved, totals, moved_totals, a, b, ra, rb)
     monkeypatch.setattr(native, "kernels", lambda _set: None)
     assert np.array_equal(compiled, sig_matrix._hybrid_counts(whole, moved, totals, moved_totals, a, b, ra, rb))
+
+
+def test_no_metric_or_one_metric():
+    rng = np.random.default_rng(1)
+    h = rng.normal(size=(4, 10))
+    for make in (mtme.pearson_tester, mtme.soft_pairwise_accuracy_tester, mtme.acc_eq_tester):
+        assert make(np.zeros((0, 4, 10)), h).values.size == 0
+        assert make(h[None] + 1.0, h).run([]) == []
+    assert mtme.pairwise_accuracy_tester(np.zeros((0, 4)), h[:, 0]).values.size == 0

@@ -123,7 +123,7 @@ def pearson_tester(metrics: ArrayLike, human: ArrayLike, *, zscore: bool = True)
     ok = valid.ravel()
     y = h.ravel()[ok]
     nv = m.shape[0]
-    if y.size < 3 or np.ptp(y) == 0:
+    if y.size < 3 or np.ptp(y) == 0 or nv == 0:
         return Tester(np.full(nv, np.nan), _no_draws, 8, 8)
     xs = x.reshape(nv, -1)[:, ok]
     bad = np.asarray(~np.isfinite(xs).all(axis=1), dtype=bool)  # a constant metric z-scored: no r
