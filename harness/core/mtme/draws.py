@@ -47,8 +47,9 @@ def early_stop_scan(large: NDArray[np.bool_], done: int, count: int, block_size:
     return int(cum[-1]), done + large.shape[0], False
 
 
-def run_pairs(deltas: "Sequence[float] | FloatArray", n_draws: int, chunk: int, draw: Callable[[int, NDArray[np.intp]], FloatArray],
-              block_size: int, early_min: float, early_max: float, pairs_quirk: bool = False) -> list[SigDiff]:
+def run_pairs(deltas: Sequence[float] | FloatArray, n_draws: int, chunk: int,
+              draw: Callable[[int, NDArray[np.intp]], FloatArray], block_size: int, early_min: float,
+              early_max: float, pairs_quirk: bool = False) -> list[SigDiff]:
     """MTME's draw loop for many tests at once, each with its own early stopping.
 
     ``deltas[q]``: test ``q``'s observed difference; ``draw(k, live)`` returns the differences of the next ``k``
@@ -77,4 +78,5 @@ def run_pairs(deltas: "Sequence[float] | FloatArray", n_draws: int, chunk: int, 
         count[act], done[act] = cum[at, cols], idx[at, 0]
         live[act[stopped]] = False
         drawn += k
-    return [SigDiff(float(x), float(count[q] / done[q]) if done[q] else math.nan, int(done[q])) for q, x in enumerate(d)]
+    return [SigDiff(float(x), float(count[q] / done[q]) if done[q] else math.nan, int(done[q]))
+            for q, x in enumerate(d)]
