@@ -571,7 +571,7 @@ def ranking_section(result: JobResult) -> str:
            "MTME's AssignRanks), by MTME's tests of every pair (PERM-BOTH; the pair-swap test for acc_eq; "
            f"{result.spec.n_samples} draws at most, early stopping in blocks of 100, seed {result.spec.seed}, all "
            "pairs on the same draws; `variant_significance.parquet` has every test). Variants with identical scores "
-           "share a rank. "
+           "(to a relative 1e-12) share a rank. "
            + ("On the MT systems only." if any(s.human for s in result.inputs.systems) else ""), ""]
     stats = list(dict.fromkeys((r.level, r.statistic) for r in result.rankings))
     for kind in dict.fromkeys(r.human_score for r in result.rankings):
