@@ -1,6 +1,8 @@
 """Is metric B better than metric A? MTME's significance tests of the difference of two statistics (PERM-BOTH
 over scores, and over pairs for acc_eq), seeded (``numpy.random.default_rng(seed)``) where MTME draws from the global
-generator, with early stopping."""
+generator, with early stopping: PERM-BOTH of any statistic (:func:`perm_both_test`), and the WMT statistics' tests of
+one pair, which are :mod:`.sig_matrix`'s tests of many pairs run on two metrics (the same draws, so the same
+p-value a pair gets in a significance matrix)."""
 
 from __future__ import annotations
 
