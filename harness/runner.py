@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import os
 import re
 import signal
 import sys
@@ -56,6 +57,11 @@ log = logging.getLogger("harness")
 #: How long a job interrupted while MLflow logs in its child process (:func:`tracking_aside`) waits for the child
 #: to mark the runs it created KILLED before it kills the child (SLURM sends SIGKILL 30 s after SIGTERM).
 MARKING_GRACE = 20.0
+#: The niceness MLflow's child process adds to its own: MLflow's start-up (~1.7 CPU s) takes the CPU time the job's
+#: computation and the figure drawer leave, instead of slowing them down (on 2 cores, the demo's resampling took
+#: 1.8 s instead of 1.4 s beside it at the same priority, the whole job 4.5 s instead of 4.2 s); the logging then
+#: runs alone, the job waiting.
+TRACKER_NICENESS = 5
 
 
 @dataclass(frozen=True)
@@ -156,6 +162,8 @@ class _Tracker:
 
     def prepare(self) -> None:
         _interrupted_once()
+        with contextlib.suppress(OSError):
+            os.nice(TRACKER_NICENESS)
         self.startup_error = start_tracking(self.spec, self.experiment)
 
     def log(self, sent: tuple[JobPayload, dict[str, Path]]) -> dict[str, str]:
