@@ -139,7 +139,7 @@ def _interrupted_once() -> None:
     """In MLflow's child process: the first SIGINT or SIGTERM ends the logging as it ends in the job
     (``KeyboardInterrupt``, :class:`~harness.errors.Terminated`: the runs are marked KILLED); the next ones are
     ignored, so that they do not cut the marking short (Ctrl-C reaches the child from the terminal, and again
-    from the job: :meth:`~harness.job.aside.Aside.interrupt`)."""
+    from the job: :meth:`~harness.job.aside.Aside.interrupt`). A signal the job ignores is ignored here too."""
 
     def end(signum: int, _frame: Any) -> None:
         for each in (signal.SIGINT, signal.SIGTERM):
@@ -149,7 +149,8 @@ def _interrupted_once() -> None:
         raise KeyboardInterrupt
 
     for each in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(each, end)
+        if signal.getsignal(each) is not signal.SIG_IGN:  # ignored by the job (Ctrl-C of a background job): here too
+            signal.signal(each, end)
 
 
 class _Tracker:

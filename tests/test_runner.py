@@ -249,6 +249,40 @@ def test_an_mlflow_that_fails_to_start_keeps_the_tables_and_is_tried_once(tmp_pa
     assert {"system_scores.parquet", "report.md", "bleu_by_system.png"} <= set(verified_files(outcome.folder))
 
 
+@pytest.mark.parametrize("sigint", ["default", "ignored"])
+def test_mlflow_child_ends_on_the_first_signal_the_job_ends_on(sigint):
+    """MLflow's child process ends its logging on the first SIGTERM or Ctrl-C, as the job does, and ignores the
+    next (the job passes on what reaches it alone, the terminal reaches both); a Ctrl-C the job ignores (a
+    background job's) is ignored there too. In a process of its own (signal handlers are per process)."""
+    import signal
+
+    from harness.errors import Terminated
+    from harness.runner import _interrupted_once
+
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the forked process: exit status 0 if every check holds
+        code = 1
+        try:
+            signal.alarm(30)  # never a hang: SIGALRM ends it
+            signal.signal(signal.SIGINT, signal.SIG_IGN if sigint == "ignored" else signal.default_int_handler)
+            _interrupted_once()
+            assert (signal.getsignal(signal.SIGINT) is signal.SIG_IGN) == (sigint == "ignored")
+            try:
+                os.kill(os.getpid(), signal.SIGTERM)
+                signal.pause()
+            except Terminated:
+                pass
+            assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+            assert signal.getsignal(signal.SIGTERM) is signal.SIG_IGN
+            os.kill(os.getpid(), signal.SIGTERM)  # ignored: nothing raised
+            os.kill(os.getpid(), signal.SIGINT)
+            code = 0
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+
+
 def test_compare_pairs_in_a_job(tmp_path, small_dataset):
     """``compare=[[A, B], ...]``: each pair's page and tables are published with the job (manifest), named in the
     report; the headline test is the job's own paired test of the pair (same p-value); a human translation that
