@@ -277,17 +277,20 @@ def best_variant_differences(spec: JobSpec, inputs: Inputs, cells: Sequence[Cell
         return []
     best = max(candidates, key=lambda v: corr[v.name])
 
-    def inputs_of(variant: Any) -> tuple[np.ndarray, Any, Any, np.ndarray]:
-        group = [c for c in cells if c.refset == full and c.variant.name == variant.name
-                 and c.system.label in human.sys and (with_human or not c.system.human)]
-        resample_human = all(c.system.label in human.seg for c in group) and not human.differs
-        return (variant.stack([c.stats for c in group]), variant.score_fn(),
-                _human_matrix(group, human) if resample_human else None,
-                np.array([human.sys[c.system.label] for c in group]))
+    def group_of(variant: Any) -> list[Cell]:
+        return [c for c in cells if c.refset == full and c.variant.name == variant.name
+                and c.system.label in human.sys and (with_human or not c.system.human)]
 
-    sa, fa, hseg, hsys = inputs_of(best)
+    def stats_of(variant: Any) -> tuple[np.ndarray, Any, str]:
+        return variant.stack([c.stats for c in group_of(variant)]), variant.score_fn(), variant.name
+
+    group = group_of(best)  # the human scores: the same systems for every variant
+    resample_human = all(c.system.label in human.seg for c in group) and not human.differs
+    hseg = _human_matrix(group, human) if resample_human else None
+    hsys = np.array([human.sys[c.system.label] for c in group])
+    sa, fa = best.stack([c.stats for c in group]), best.score_fn()
     samples = samples_for_holm(spec, len(candidates) - 1, f"{human.name}: the best variant's r against each other's", 2)
-    others = [(*inputs_of(other)[:2], other.name) for other in candidates if other.name != best.name]
+    others = [stats_of(other) for other in candidates if other.name != best.name]
     out = [VariantDifference(human.name, BEST_VS_EACH, comp) for comp in system_correlation_differences(
         sa, fa, others, hseg, human_sys=hsys, method="pearson", n_samples=samples, seed=spec.seed, name_a=best.name)]
     adjusted = holm([c.outcome.p_value for c in out])  # one family: the best variant against each other

@@ -35,8 +35,8 @@ from .accuracy import _agreement, _pairs
 from .draws import draw_bits, run_pairs
 from .inputs import _MAX_OPT_PAIRS, FloatArray, SigDiff, _check_average_by, _check_draw_args, _groups
 from .kernels import KERNELS
-from .pce import _exceed_counts, _p_values, mtme_sign_matrix, one_minus_pce
-from .tau_optimization import _categories, acc_eq
+from .pce import _exceed_counts, _p_values, _restricted, mtme_sign_matrix, one_minus_pce
+from .tau_optimization import _TXY, _TY, _categories, _mtme_average, acc_eq
 
 Pairs = Sequence[tuple[int, int]]
 #: The temporaries of a chunk of draws (they stay in the caches: a larger chunk was slower, not faster).
@@ -144,15 +144,22 @@ def pearson_tester(metrics: ArrayLike, human: ArrayLike, *, zscore: bool = True)
 
     def draw(rng: np.random.Generator, k: int, a: NDArray[np.intp], b: NDArray[np.intp]) -> FloatArray:
         s = draw_bits(rng, k, h.shape).reshape(k, -1)[:, ok].astype(np.float64)
-        used = np.unique(np.concatenate([a, b]))
-        at = np.full(nv, -1, dtype=np.intp)
-        at[used] = np.arange(used.size)
+        used, at = _used(a, b, nv)
         mine = steps if used.size == nv else steps[:, (np.arange(3)[:, None] * nv + used).ravel()]
         g = (s @ mine).reshape(k, 3, used.size).transpose(0, 2, 1)  # [k, U, 3]
         ga, gb = g[:, at[a]], g[:, at[b]]
         return r(base[a] + gb - ga) - r(base[b] + ga - gb)
 
     return Tester(values, draw, 8 * ok.size + h.size + 8 * 3 * nv, 8 * 12)
+
+
+def _used(a: NDArray[np.intp], b: NDArray[np.intp], nv: int) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
+    """The metrics the pairs ``(a[q], b[q])`` use, sorted, and where each metric is among them (-1: unused): a draw
+    computes the used metrics only (pairs that stopped early leave theirs out)."""
+    used = np.unique(np.concatenate([a, b]))
+    at = np.full(nv, -1, dtype=np.intp)
+    at[used] = np.arange(used.size)
+    return used, at
 
 
 def _no_draws(rng: np.random.Generator, k: int, a: NDArray[np.intp], b: NDArray[np.intp]) -> FloatArray:
@@ -236,8 +243,6 @@ def soft_pairwise_accuracy_tester(metrics: ArrayLike, human_seg: ArrayLike, *, n
     (:func:`~harness.core.mtme.complete_block`) and z-scored there; ``delta`` is MTME's exactly (each metric's
     1 - PCE on its z-scores, the human p-values computed once); a draw's statistics are MTME's float32 computation
     with the permuted sums of the swapped metrics from one product per metric (see the module docstring)."""
-    from .pce import _restricted
-
     h0 = np.asarray(human_seg, dtype=np.float64)
     m0 = _metric_stack(metrics, h0.shape)
     nv = m0.shape[0]
@@ -261,9 +266,7 @@ def soft_pairwise_accuracy_tester(metrics: ArrayLike, human_seg: ArrayLike, *, n
 
     def draw(rng: np.random.Generator, k: int, a: NDArray[np.intp], b: NDArray[np.intp]) -> FloatArray:
         swap = draw_bits(rng, k, (s_sys, n))
-        used = np.unique(np.concatenate([a, b]))
-        at = np.full(nv, -1, dtype=np.intp)
-        at[used] = np.arange(used.size)
+        used, at = _used(a, b, nv)
         masked = z32[used][None] * swap[:, None]  # [k, U, S, n]: each used metric on the swapped entries
         moved = (masked.reshape(-1, n) @ signs.T).reshape(-1, s_sys, n_permutations)  # [k * U, S, P]
         moved_totals = np.sum(masked, axis=3).reshape(-1, s_sys)  # [k * U, S]
@@ -343,8 +346,6 @@ def acc_eq_tester(metrics: ArrayLike, human: ArrayLike, *, variant: str = "acc23
     item, the two metrics' outcomes, and both item averages are recomputed (MTME's float operations). Items with
     fewer than 2 human scores are left out (MTME would divide by zero on an item with exactly one). Groups are
     MTME's ``average_by`` groups ('item', 'sys' or 'none')."""
-    from .tau_optimization import _TXY, _TY, _mtme_average
-
     if variant not in _FEATURES:
         raise ValueError(f"variant must be one of {tuple(_FEATURES)}, got {variant!r}")
     _check_average_by(average_by)
@@ -401,9 +402,7 @@ def acc_eq_tester(metrics: ArrayLike, human: ArrayLike, *, variant: str = "acc23
 
     def draw(rng: np.random.Generator, k: int, a: NDArray[np.intp], b: NDArray[np.intp]) -> FloatArray:
         coins = draw_bits(rng, k, (g, i.size)).transpose(1, 0, 2).astype(np.float32)  # [G, k, Q]
-        used = np.unique(np.concatenate([a, b]))
-        at = np.full(nv, -1, dtype=np.intp)
-        at[used] = np.arange(used.size)
+        used, at = _used(a, b, nv)
         cols = (used[:, None] * dims + np.arange(dims)).ravel()
         mine = outcome if used.size == nv else outcome[:, :, cols]
         moved = np.rint(np.matmul(coins, mine)).astype(np.int64)  # [G, k, U*D]: exact small integers
