@@ -646,23 +646,32 @@ static int64_t tau_b(const int64_t *y_rank, const int64_t *starts, const double 
 #define HARNESS_CLONES
 #endif
 
+/* One matrix's counts: for every system pair i < j of part[s, n_p] (system scores tot[s]), how many permutations p
+   have part[i, p] - part[j, p] >= tot[i] - tot[j], in float32 (MTME's numpy); out[pair], np.triu_indices order.
+   Inlined into each compiled copy of its callers, so it is vectorised for the CPU each copy is for. */
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
+static inline void pair_exceed_counts(const float *part, const float *tot, int64_t s, int64_t n_p, int64_t *out) {
+    int64_t k = 0;
+    for (int64_t i = 0; i < s - 1; i++) {
+        const float *row_i = part + i * n_p;
+        for (int64_t j = i + 1; j < s; j++) {
+            const float *row_j = part + j * n_p;
+            float test_delta = tot[i] - tot[j];
+            int32_t c = 0; /* 32-bit lanes: twice as many comparisons per vector instruction as 64-bit */
+            for (int64_t p = 0; p < n_p; p++) c += (float)(row_i[p] - row_j[p]) >= test_delta;
+            out[k++] = c;
+        }
+    }
+}
+
 HARNESS_CLONES
 static int64_t exceed_counts(const float *partial, const float *sys_scores, const int64_t *params, int64_t *out) {
     int64_t s = params[0], n_p = params[1], b0 = params[2], b1 = params[3];
     int64_t n_pairs = s * (s - 1) / 2;
-    for (int64_t b = b0; b < b1; b++) {
-        int64_t k = b * n_pairs;
-        for (int64_t i = 0; i < s - 1; i++) {
-            const float *row_i = partial + (b * s + i) * n_p;
-            for (int64_t j = i + 1; j < s; j++) {
-                const float *row_j = partial + (b * s + j) * n_p;
-                float test_delta = sys_scores[b * s + i] - sys_scores[b * s + j];
-                int32_t c = 0; /* 32-bit lanes: twice as many comparisons per vector instruction as 64-bit */
-                for (int64_t p = 0; p < n_p; p++) c += (float)(row_i[p] - row_j[p]) >= test_delta;
-                out[k++] = c;
-            }
-        }
-    }
+    for (int64_t b = b0; b < b1; b++)
+        pair_exceed_counts(partial + b * s * n_p, sys_scores + b * s, s, n_p, out + b * n_pairs);
     return 0;
 }
 
@@ -693,20 +702,8 @@ static int64_t hybrid_counts(const float *whole, const float *moved, const float
             t0[i] = totals[a * s + i] + dt;
             t1[i] = totals[b * s + i] - dt;
         }
-        for (int h = 0; h < 2; h++) {
-            const float *part = h ? h1 : h0, *tot = h ? t1 : t0;
-            int64_t k = (2 * q + h) * n_pairs;
-            for (int64_t i = 0; i < s - 1; i++) {
-                const float *row_i = part + i * n_p;
-                for (int64_t j = i + 1; j < s; j++) {
-                    const float *row_j = part + j * n_p;
-                    float test_delta = tot[i] - tot[j];
-                    int32_t c = 0;
-                    for (int64_t p = 0; p < n_p; p++) c += (float)(row_i[p] - row_j[p]) >= test_delta;
-                    out[k++] = c;
-                }
-            }
-        }
+        pair_exceed_counts(h0, t0, s, n_p, out + 2 * q * n_pairs);
+        pair_exceed_counts(h1, t1, s, n_p, out + (2 * q + 1) * n_pairs);
     }
     return 0;
 }
