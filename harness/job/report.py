@@ -565,10 +565,11 @@ def ranking_section(result: JobResult) -> str:
     """``meta_eval``: the variants ranked by each statistic, significance clusters as MTME's ``AssignRanks``."""
     if not result.rankings:
         return ""
+    pair_swap = "; the pair-swap test for acc_eq" if any(r.statistic == "acc_eq" for r in result.rankings) else ""
     out = ["## Ranking of the variants", "",
            "Per statistic, variants by value (then name); rank 1 is the top significance cluster, and a new cluster "
            "starts at a variant that some variant of the current cluster is significantly better than (p <= 0.05; "
-           "MTME's AssignRanks), by MTME's tests of every pair (PERM-BOTH; the pair-swap test for acc_eq; "
+           f"MTME's AssignRanks), by MTME's tests of every pair (PERM-BOTH{pair_swap}; "
            f"{result.spec.n_samples} draws at most, early stopping in blocks of 100, seed {result.spec.seed}, all "
            "pairs on the same draws; `variant_significance.parquet` has every test). Variants with identical scores "
            "(to a relative 1e-12) share a rank. "

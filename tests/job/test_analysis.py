@@ -219,7 +219,17 @@ def test_meta_eval_ranks_the_variants(tmp_path):
     assert by[("system", "pearson", "paper")] == by[("system", "pearson", "sacrebleu")]  # identical: one rank
     assert any(c.outcome.test in ("perm_both", "pairs") for c in result.variant_differences)
     text = report.render(result)
-    assert "## Ranking of the variants" in text
+    assert "## Ranking of the variants" in text and "the pair-swap test for acc_eq" in text
+    # MTME's ComputeSigMatrix: every pair of the tested variants (a variant with the very scores of another one, as
+    # paper and sacrebleu at system level here, is not tested: it takes that one's rank)
+    for stat in ranked:
+        tests = [c for c in result.variant_differences if c.statistic == f"{stat[0]}.{stat[1]}"]
+        tested = {v for c in tests for v in (c.outcome.a, c.outcome.b)}
+        assert len({frozenset((c.outcome.a, c.outcome.b)) for c in tests}) == len(tests)
+        assert len(tests) == len(tested) * (len(tested) - 1) // 2 and len(tested) >= 3, stat
+    # a job that ranks no acc_eq (system-level judgments only) does not name its test
+    system_only = dataclasses.replace(result, rankings=tuple(r for r in result.rankings if r.statistic != "acc_eq"))
+    assert "pair-swap" not in report.ranking_section(system_only)
     # the best-variant sentence and table hold the best variant against each other once, not the rank tests
     best_vs_each = [c for c in result.variant_differences if c.statistic == "pearson"]
     best = best_vs_each[0].outcome.a
