@@ -10,13 +10,14 @@ kernels compute: a :class:`KernelSet` names the functions a caller needs and a s
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib
 import logging
 import os
 import threading
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping
 
 log = logging.getLogger(__name__)
 
@@ -129,9 +130,34 @@ def _load(kset: KernelSet) -> Kernels:
 
 
 @functools.cache
-def cpus() -> int:
+def _machine_cpus() -> int:
     """The machine's CPU count, read once (``os.cpu_count`` takes microseconds, as much as some kernel calls)."""
     return os.cpu_count() or 1
+
+
+#: The CPUs this process was given by :func:`sharing_cpus` (innermost last).
+_GIVEN: list[int] = []
+
+
+def cpus() -> int:
+    """The CPUs this process's kernels and BLAS may use: the machine's, or this process's share while it works
+    beside forked copies of itself (:func:`sharing_cpus`)."""
+    return _GIVEN[-1] if _GIVEN else _machine_cpus()
+
+
+@contextlib.contextmanager
+def sharing_cpus(n: int) -> Iterator[None]:
+    """Within the block this process uses ``n`` CPUs (at least one): its kernels' threads (:func:`cpus`) and BLAS's
+    (threadpoolctl). For work split over processes (:func:`harness.job.aside.in_shares`): two processes each with
+    every core's threads made the draws' products several times slower on two cores (OpenBLAS's threads spin)."""
+    from threadpoolctl import threadpool_limits
+
+    _GIVEN.append(max(1, int(n)))
+    try:
+        with threadpool_limits(limits=_GIVEN[-1], user_api="blas"):
+            yield
+    finally:
+        _GIVEN.pop()
 
 
 def in_threads(run: Callable[[int, int], object], n_rows: int, threads: int) -> None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import math
+from functools import partial
 from typing import Any, Sequence
 
 import numpy as np
@@ -31,6 +32,8 @@ from ..core.correlation import (
     system_level_subsets,
 )
 from ..core.significance import all_differences, holm, holm_samples, significance_clusters, systems_ci
+from ..errors import HarnessError
+from .aside import in_shares
 from .comparison import ComparisonRequest, ComparisonResult, compare
 from .dataset import refset_name
 from .human import HumanScores
@@ -334,6 +337,23 @@ def pair_comparisons(spec: JobSpec, inputs: Inputs, cells: Sequence[Cell]) -> li
     return out
 
 
+def _judged(spec: JobSpec, inputs: Inputs, cells: Sequence[Cell], human: HumanScores, progress: Any = None
+            ) -> tuple[list[CorrelationResult], list[str], list[VariantDifference], list[VariantRank]]:
+    """Everything of one kind of human scores: its correlations and WMT statistics, the systems left out, the best
+    variant against each other and, with ``meta_eval``, the variants' ranking and its tests (nothing without
+    correlations)."""
+    found, left_out = correlations(spec, inputs, cells, human, progress)
+    if not found:
+        return [], [], [], []
+    found += meta_evaluate(spec, inputs, cells, human)
+    differences = best_variant_differences(spec, inputs, cells, found, human)
+    ranked: list[VariantRank] = []
+    if spec.meta_eval:
+        ranked, tested = rank_variants(spec, inputs, cells, human, found, progress)
+        differences += tested
+    return found, left_out, differences, ranked
+
+
 def analyse(spec: JobSpec, inputs: Inputs, statistics: Statistics, experiment: str, progress: Any = None
             ) -> JobResult:
     """Everything the job computes, as one :class:`JobResult`."""
@@ -349,18 +369,14 @@ def analyse(spec: JobSpec, inputs: Inputs, statistics: Statistics, experiment: s
     if (spec.correlation or spec.paper_protocol) and not inputs.human:
         log.info("no human judgments in this job: no correlations")
     if spec.correlation or spec.paper_protocol:
-        for human in inputs.human:
-            found, left_out = correlations(spec, inputs, cells, human, progress)
-            if not found:
-                continue
-            found += meta_evaluate(spec, inputs, cells, human)
+        # each kind of human scores on its own: the kinds are split over the cores (forked copies of this process)
+        judged = in_shares(partial(_judged, spec, inputs, cells), inputs.human, "correlating with the human scores",
+                           progress, raises=(HarnessError,))
+        for found, left_out, differences_of_kind, ranked in judged:
             rows += found
             dropped += [s for s in left_out if s not in dropped]
-            variant_differences += best_variant_differences(spec, inputs, cells, found, human)
-            if spec.meta_eval:
-                ranked, tested = rank_variants(spec, inputs, cells, human, found, progress)
-                rankings += ranked
-                variant_differences += tested
+            variant_differences += differences_of_kind
+            rankings += ranked
     if spec.paper_protocol:  # blocks and one reference against all need no human scores
         pc, blocks, agreement = paper_protocol(spec, inputs, cells)
         differences += pc

@@ -21,8 +21,10 @@ import signal
 import threading
 import time
 import traceback
+from functools import partial
 from typing import Any, Callable, Iterator, Sequence
 
+from .. import native
 from ..errors import HarnessError
 
 _HEAD = 8  # bytes of the argument's length, sent before it
@@ -220,3 +222,49 @@ def aside(work: Callable[[Any], Any], what: str, close_fds: Sequence[int] = (),
         yield running
     finally:
         running.stop()
+
+
+class _Ticks:
+    """A forked share's progress: its ``update`` calls counted, for the parent's bar (:func:`in_shares`)."""
+
+    def __init__(self) -> None:
+        self.n = 0
+
+    def update(self, n: int = 1) -> None:
+        self.n += n
+
+
+def _share(work: Callable[[Any, Any], Any], items: Sequence[Any], counted: bool, per_share: int, _sent: Any) -> str:
+    """A forked copy's share (:func:`in_shares`): its values and progress, pickled (base64, for the JSON reply)."""
+    ticks = _Ticks() if counted else None
+    with native.sharing_cpus(per_share):
+        values = [work(item, ticks) for item in items]
+    return base64.b64encode(pickle.dumps((values, ticks.n if ticks else 0), pickle.HIGHEST_PROTOCOL)).decode("ascii")
+
+
+def in_shares(work: Callable[[Any, Any], Any], items: Sequence[Any], what: str, progress: Any = None,
+              raises: tuple[type[HarnessError], ...] = ()) -> list[Any]:
+    """``[work(item, progress) for item in items]``, with the items split over this process and forked copies of it
+    (one per core, each every ``shares``-th item and its share of the cores: :func:`harness.native.sharing_cpus`),
+    in the order of ``items``. The copies' values come back pickled; their ``progress.update`` calls are counted and
+    added to ``progress`` as each share comes back (one bar on the terminal). A copy's error is raised as in
+    :func:`aside` (``"{what} failed: ..."``; of the classes ``raises``, as raised). With one core, one item, or
+    where work cannot be done aside (:func:`can_fork`), everything is computed here. ``work`` must compute the same
+    value in any process (explicit seeds, no state shared between items)."""
+    shares = min(native.cpus(), len(items)) if can_fork() else 1
+    if shares <= 1:
+        return [work(item, progress) for item in items]
+    per_share = max(1, native.cpus() // shares)
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(native.sharing_cpus(per_share))
+        others = [stack.enter_context(aside(partial(_share, work, items[k::shares], progress is not None, per_share),
+                                            what, raises=raises)) for k in range(1, shares)]
+        for other in others:
+            other.send(None)
+        parts = [[work(item, progress) for item in items[0::shares]]]
+        for other in others:
+            values, ticks = pickle.loads(base64.b64decode(other()))
+            if progress is not None:
+                progress.update(ticks)
+            parts.append(values)
+    return [parts[k % shares][k // shares] for k in range(len(items))]

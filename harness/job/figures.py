@@ -20,7 +20,6 @@ from __future__ import annotations
 import contextlib
 import json
 import math
-import os
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -28,8 +27,9 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import numpy as np
 
+from .. import native
 from ..storage.files import atomic_write, inside
-from .aside import Aside, aside
+from .aside import Aside, aside, in_shares
 
 OKABE_ITO = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000"]
 MARKERS = ["o", "s", "D", "^", "v", "P", "X", "*"]
@@ -334,11 +334,6 @@ def _draw_share(result: FigureTables, folder: Path, share: int, shares: int) -> 
     return [fig(folder) for fig in _figures(result)[share::shares]]
 
 
-def _share_of(result: FigureTables, folder: Path, share: int, shares: int, _sent: Any) -> list[list[str]]:
-    """:func:`_draw_share` as the work of an :func:`~.aside.aside` child (which is sent nothing it needs)."""
-    return _draw_share(result, folder, share, shares)
-
-
 def warm_up() -> None:
     """What drawing needs before it has anything to draw: pyplot, both writers, the PDF font subsetter and the
     font (imports and look-ups; drawing a figure ahead would save little more)."""
@@ -353,14 +348,11 @@ def warm_up() -> None:
 
 def _draw_split(result: FigureTables, folder: Path) -> list[str]:
     """Every figure, drawn by this process and, on two cores with two figures or more, a copy of it forked now
-    (warm: nothing to import again), each every second figure; the file names in the order of :func:`draw`."""
-    shares = min(2 if (os.cpu_count() or 1) >= 2 else 1, len(_figures(result))) or 1
-    with contextlib.ExitStack() as stack:
-        others = [stack.enter_context(aside(partial(_share_of, result, folder, k, shares), "drawing the figures"))
-                  for k in range(1, shares)]
-        for other in others:
-            other.send(None)
-        parts = [_draw_share(result, folder, 0, shares), *(other() for other in others)]
+    (warm: nothing to import again; :func:`~.aside.in_shares`), each every second figure; the file names in the
+    order of :func:`draw`."""
+    shares = min(2, native.cpus(), len(_figures(result))) or 1
+    parts = in_shares(lambda share, _progress: _draw_share(result, folder, share, shares), list(range(shares)),
+                      "drawing the figures")
     return [name for k in range(sum(len(p) for p in parts)) for name in parts[k % shares][k // shares]]
 
 

@@ -426,3 +426,25 @@ def test_each_kind_names_the_file_its_system_scores_come_from(tmp_path):
            "(raw_sys.tsv)" in text
     assert "Segment judgments are placed on lines through `seg_map.tsv` (`da_sid` of each line, 107 documents)" \
         in text
+
+
+@pytest.mark.slow
+def test_the_kinds_analysed_in_forked_shares_are_those_of_one_process(tmp_path, monkeypatch):
+    """ru-en's two kinds of segment judgments, each analysed in its own process on two cores (every test of the
+    meta-evaluation included), give the tables one process gives with the same threads."""
+    import pandas as pd
+
+    from harness import native
+    from harness.job import analysis
+    from harness.job.tables import build_tables
+
+    kw = {"bleu": ("sacrebleu", "char", "intl", "paper"), "meta_eval": True, "n_samples": 100}
+    shared = build_tables(analysed(tmp_path, RUEN, **kw))
+    monkeypatch.setattr(analysis, "in_shares",
+                        lambda work, items, what, progress=None, raises=(): [work(i, progress) for i in items])
+    with native.sharing_cpus(max(1, native.cpus() // 2)):
+        single = build_tables(analysed(tmp_path, RUEN, **kw))
+    assert set(shared) == set(single) and "variant_significance" in shared
+    for name in shared:
+        pd.testing.assert_frame_equal(shared[name].to_pandas(), single[name].to_pandas(), check_exact=False,
+                                      rtol=1e-12, atol=0.0, obj=name)

@@ -10,7 +10,7 @@ import time
 import pytest
 
 from harness.errors import HarnessError, TrackingError
-from harness.job.aside import aside, can_fork
+from harness.job.aside import aside, can_fork, in_shares
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
 
@@ -107,3 +107,55 @@ def test_a_caller_interrupted_while_it_waits_does_not_wait_for_the_child():
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+
+
+# ------------------------------------------------------------------------------------------------------- in_shares
+
+
+class _Bar:
+    def __init__(self):
+        self.n = 0
+
+    def update(self, n=1):
+        self.n += n
+
+
+def _where(item, progress):
+    """Which process computed the item, with how many CPUs, and one tick per item (two for item 3)."""
+    if progress is not None:
+        progress.update(2 if item == 3 else 1)
+    from harness import native
+
+    return item * 10, os.getpid(), native.cpus()
+
+
+@pytest.mark.skipif(not can_fork() or (os.cpu_count() or 1) < 2, reason="needs os.fork and two cores")
+def test_in_shares_splits_the_items_over_the_cores_and_keeps_their_order():
+    bar = _Bar()
+    got = in_shares(_where, list(range(7)), "squaring", bar)
+    assert [v for v, _, _ in got] == [0, 10, 20, 30, 40, 50, 60]
+    pids = {pid for _, pid, _ in got}
+    shares = min(os.cpu_count(), 7)
+    assert len(pids) == shares and os.getpid() in pids  # this process computes a share too
+    assert {c for _, _, c in got} == {max(1, os.cpu_count() // shares)}  # each with its share of the cores
+    assert bar.n == 8  # the copies' ticks are added to this process's bar
+    from harness import native
+
+    assert native.cpus() == os.cpu_count()  # and this process has its cores back
+    one = in_shares(_where, [5], "one item", bar)  # nothing to split: no copy
+    assert one == [(50, os.getpid(), os.cpu_count())]
+
+
+def _fails_on(item, _progress):
+    if item == 1:
+        raise HarnessError("line 3 of foo.tsv: expected a number")
+    return item
+
+
+@pytest.mark.skipif(not can_fork() or (os.cpu_count() or 1) < 2, reason="needs os.fork and two cores")
+def test_an_error_in_a_share_is_raised_as_it_was_raised():
+    with pytest.raises(HarnessError) as err:
+        in_shares(_fails_on, [0, 1], "reading", raises=(HarnessError,))
+    assert str(err.value) == "line 3 of foo.tsv: expected a number"
+    with pytest.raises(HarnessError, match=r"^reading failed: line 3 of foo.tsv: expected a number$"):
+        in_shares(_fails_on, [0, 1], "reading")
