@@ -29,9 +29,11 @@ import numpy as np
 from ..core.chrf import ChrfOptions, ChrfStats
 from ..core.options import BleuOptions, orders_needed
 from ..core.stats import SegmentStats
+from ..errors import HarnessError
 from ..storage.files import OutputError, atomic_write, remove_stale_temporaries
 from ..text.chrf_counting import ChrfReferences
 from ..text.pipeline import PreparedReferences, decide_compiled
+from .aside import in_shares
 from .inputs import Inputs, SystemInput
 from .spec import Variant
 
@@ -256,15 +258,26 @@ def chrf_statistics_of(inputs: Inputs, variants: Iterable[Variant], cache: Stati
         groups.setdefault(chars, {}).setdefault(label, []).append((key, used, entry))
     for chars, per_system in groups.items():
         refs = ChrfReferences.build([inputs.refs[r].lines for r in names], widest[chars])
-        for label, todo in per_system.items():
+
+        def counted(label: str, bar: Any, refs: ChrfReferences = refs,
+                    per_system: dict[str, list[tuple[ChrfKey, tuple[str, ...], str]]] = per_system
+                    ) -> list[ChrfStats]:
             per_ref = refs.per_reference(systems[label].text.lines)
-            for key, used, entry in todo:
-                out[key] = refs.select(per_ref, [names.index(r) for r in used], key[2])
+            found = []
+            for key, used, _ in per_system[label]:
+                found.append(refs.select(per_ref, [names.index(r) for r in used], key[2]))
+                if bar is not None:
+                    bar.update(1)
+            return found
+
+        # the systems split over the cores (forked copies, the references shared): counting is numpy on one core
+        for label, found in zip(per_system, in_shares(counted, list(per_system), "counting chrF", progress,
+                                                      raises=(HarnessError,))):
+            for (key, _, entry), stats in zip(per_system[label], found):
+                out[key] = stats
                 if cache is not None:
                     cache.misses += 1
-                    cache.save_chrf(entry, out[key])
-                if progress is not None:
-                    progress.update(1)
+                    cache.save_chrf(entry, stats)
     return out
 
 
