@@ -112,33 +112,6 @@ class ChrfStats:
                          any(p.variable_refs for p in parts))
 
 
-def f_score(stats: Sequence[float], opts: ChrfOptions) -> float:
-    """sacrebleu's ``CHRF._compute_f_score`` of one statistics vector, in Python floats (the choice of the best
-    reference per segment uses it, as sacrebleu does)."""
-    score, effective_order, factor = 0.0, 0, opts.beta ** 2
-    avg_prec = avg_rec = 0.0
-    for i in range(opts.order):
-        n_hyp, n_ref, n_match = stats[3 * i: 3 * i + 3]
-        prec = n_match / n_hyp if n_hyp > 0 else EPS
-        rec = n_match / n_ref if n_ref > 0 else EPS
-        denom = factor * prec + rec
-        score += ((1 + factor) * prec * rec / denom) if denom > 0 else EPS
-        if n_hyp > 0 and n_ref > 0:
-            avg_prec += prec
-            avg_rec += rec
-            effective_order += 1
-    if opts.eps_smoothing:
-        return 100 * score / opts.order
-    if effective_order == 0:
-        avg_prec = avg_rec = 0.0
-    else:
-        avg_prec /= effective_order
-        avg_rec /= effective_order
-    if avg_prec + avg_rec:
-        return 100 * ((1 + factor) * avg_prec * avg_rec / ((factor * avg_prec) + avg_rec))
-    return 0.0
-
-
 def _columns(stats: Any, opts: ChrfOptions, dtype: Any) -> tuple[Any, Any, Any]:
     s = np.asarray(stats, dtype=np.float64)
     if s.shape[-1] != 3 * opts.order:

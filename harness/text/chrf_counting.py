@@ -17,7 +17,7 @@ from typing import Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-from ..core.chrf import ChrfOptions, ChrfStats, f_score
+from ..core.chrf import ChrfOptions, ChrfStats, chrf_formula
 
 #: sacrebleu's ``CHRF._PUNCTS`` (``string.punctuation``).
 PUNCTUATION = frozenset('!"#$%&\'()*+,-./:;<=>?@[\\]^_`{|}~')
@@ -146,7 +146,8 @@ class ChrfReferences:
     counts a system the same way, against the references' keys only (an n-gram no reference has cannot match),
     and matches it with every reference at once (numpy, no string per n-gram). The statistics of a segment are
     those of its reference with the best F-score (sacrebleu's choice: the first of equals, scored by its own
-    arithmetic, :func:`f_score`)."""
+    arithmetic: :func:`~harness.core.chrf.chrf_formula`, the same operations in float64 as sacrebleu's Python
+    floats)."""
 
     opts: ChrfOptions
     n_lines: int
@@ -239,14 +240,12 @@ class ChrfReferences:
         n_refs = counts.pop() if len(counts) == 1 else len(which)
         if len(which) == 1 and present.all():
             return ChrfStats(per_ref[which[0]], 1, False)
-        out = np.zeros_like(per_ref[0])
-        for i in range(len(out)):
-            best_f = -1.0
-            for k, ok in zip(which, present[:, i]):
-                if ok:
-                    f = f_score(per_ref[k][i].tolist(), opts)
-                    if f > best_f:
-                        best_f, out[i] = f, per_ref[k][i]
+        # every present reference's F-score (>= 0; -1 where absent), then the first best per segment (np.argmax)
+        f = np.stack([np.where(ok, chrf_formula(per_ref[k], opts), -1.0) for k, ok in zip(which, present)])
+        best = np.argmax(f, axis=0)
+        lines = np.arange(f.shape[1])
+        out = np.stack([per_ref[k] for k in which])[best, lines]
+        out[~present.any(axis=0)] = 0
         return ChrfStats(out, n_refs, variable)
 
     def statistics(self, hypotheses: Sequence[str]) -> ChrfStats:
