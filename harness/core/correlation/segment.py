@@ -131,10 +131,9 @@ def _pooled_resampled(method: str, metric: FloatArray, human: FloatArray, counts
         return out
     if method == "pearson":
         return _pooled_pearson(x, y, seg, counts)
+    if method == "kendall":
+        return _weighted_kendall(x, y, counts, seg)
     for sl in _chunks(counts.shape[0], x.size):
-        if method == "kendall":
-            out[sl] = _weighted_kendall(x, y, counts[sl], seg)
-            continue
         w = np.take(counts[sl], seg, axis=1)  # [b, items], C order
         if method == "spearman":
             out[sl] = _weighted_pearson(_weighted_ranks(x, w), _weighted_ranks(y, w), w)
@@ -201,20 +200,25 @@ def _weighted_kendall(x: FloatArray, y: FloatArray, w: FloatArray,
                       columns: NDArray[np.intp] | None = None) -> FloatArray:
     """Kendall tau-b of the items ``x``, ``y`` under every row of weights ``w[b, k]`` (integer counts), or, with
     ``columns``, of weights ``w[b, columns[k]]`` (item ``k`` weighs as often as its segment ``columns[k]`` occurs:
-    the items' weights are gathered once, in the order the kernel reads them). Compiled (:data:`KENDALL`, the
-    resamples split between the cores), or scipy on each resample's repeated items when the compiled kernel
-    cannot be had (the same values, far slower)."""
+    the items' weights are gathered in the order the kernel reads them, a chunk of resamples at a time; the items
+    are sorted once for all of them). Compiled (:data:`KENDALL`, the resamples split between the cores), or scipy
+    on each resample's repeated items when the compiled kernel cannot be had (the same values, far slower)."""
     order = np.lexsort((y, x))  # by x, then y
     xs, ys = x[order], y[order]
-    # np.take along axis 1 writes C order; w[:, index] would be Fortran order, and copied again for the kernel
-    weights = np.ascontiguousarray(np.take(w, order if columns is None else columns[order], axis=1), dtype=np.float64)
+    index = order if columns is None else columns[order]
     kern = native.kernels(KENDALL)
-    if kern is None:
-        return np.array([_scipy_tau_b(np.repeat(xs, row.astype(np.int64)), np.repeat(ys, row.astype(np.int64)))
-                         for row in weights])
     starts = np.flatnonzero(np.r_[True, xs[1:] != xs[:-1], True]).astype(np.int64)
     y_rank = np.unique(ys, return_inverse=True)[1].astype(np.int64)
-    return np.clip(tau_b(kern, y_rank, starts, weights), -1.0, 1.0)
+    out = np.empty(w.shape[0])
+    for sl in _chunks(w.shape[0], index.size):
+        # np.take along axis 1 writes C order; w[:, index] would be Fortran order, and copied again for the kernel
+        weights = np.ascontiguousarray(np.take(w[sl], index, axis=1), dtype=np.float64)
+        if kern is None:
+            out[sl] = [_scipy_tau_b(np.repeat(xs, row.astype(np.int64)), np.repeat(ys, row.astype(np.int64)))
+                       for row in weights]
+        else:
+            out[sl] = np.clip(tau_b(kern, y_rank, starts, weights), -1.0, 1.0)
+    return out
 
 
 def _scipy_tau_b(x: FloatArray, y: FloatArray) -> float:
