@@ -11,7 +11,6 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 
 from .result import BEST_VS_EACH, CorrelationResult, JobResult, VariantDifference, equal_parts
-from .result import identical_variants as identical
 
 PAPER_R = {"monolingual": 0.99, "bilingual": 0.96}
 ALPHA = 0.05
@@ -103,7 +102,7 @@ def _ordinal(n: int) -> str:
 def identical_variants(result: JobResult) -> dict[str, str]:
     """Variants every number of which equals an earlier variant's (shown once); see
     :func:`.result.identical_variants`."""
-    return identical(result.cells, result.correlations, result.clusters, result.differences)
+    return result.same_as
 
 
 def shown_variants(result: JobResult) -> list[str]:

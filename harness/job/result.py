@@ -3,6 +3,7 @@ payload only read (nothing writes into a result after it is made; no field is lo
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 from typing import Any, Iterable
@@ -222,6 +223,12 @@ class JobResult:
     dropped: tuple[str, ...] = field(default=())
     rankings: tuple[VariantRank, ...] = ()
     pairs: tuple[ComparisonResult, ...] = ()  # compare=[[A, B], ...]
+
+    @functools.cached_property
+    def same_as(self) -> dict[str, str]:
+        """:func:`identical_variants` of this result, computed once (the tables and most sections of the report
+        ask: 0.5 s of a ru-en study's report when each asked anew). Read it, do not change it."""
+        return identical_variants(self.cells, self.correlations, self.clusters, self.differences)
 
     @property
     def dataset(self) -> str:

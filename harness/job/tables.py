@@ -15,7 +15,7 @@ import pyarrow as pa
 
 from ..core.bleu import BleuScore
 from ..core.stats import SegmentStats
-from .result import JobResult, identical_variants
+from .result import JobResult
 
 SYSTEM_COLUMNS = ["dataset", "refset", "system", "variant", "human", "bleu", "precisions", "bp", "ratio", "hyp_len",
                   "ref_len", "signature", "ci_low", "ci_high"]
@@ -61,7 +61,7 @@ def system_scores(result: JobResult) -> pa.Table:
     system's score of every kind of human judgments (``human.<kind>``, as published, NaN without one); ``same_as``:
     the earlier variant whose every number this one's equal (shown once in the report and figures)."""
     kinds = [h for h in result.inputs.human]
-    same = identical_variants(result.cells, result.correlations, result.clusters, result.differences)
+    same = result.same_as
     cols: dict[str, list[Any]] = {k: [] for k in [*SYSTEM_COLUMNS, "system_version", "refs_used", "counts", "totals",
                                                   "system_sha256", "sentence_signature", "cluster", "metric",
                                                   "score", "same_as", *(human_column(h.name) for h in kinds)]}
