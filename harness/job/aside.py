@@ -1,4 +1,5 @@
-"""Work done in a forked child process while the caller goes on (the second core of a job): the figures, MLflow.
+"""Work done in forked child processes: beside the caller (the second core of a job: the figures, MLflow), or
+split with it (:func:`in_shares`: the kinds of human scores of an analysis, the systems of chrF's counting).
 
 The child is forked early and gets ready at once (``prepare``: e.g. the imports the work needs) while the caller
 goes on; it then waits for the work's argument, which the caller sends when it has it (:meth:`Aside.send`,
