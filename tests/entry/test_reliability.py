@@ -52,11 +52,16 @@ def tmpfs(tmp_path):
 
 
 def fill(mnt: Path, leave: int = 64 << 10) -> None:
-    """Fill a file system up to ``leave`` bytes."""
+    """Fill a file system up to ``leave`` bytes, once: a later call leaves the filler as it is. (Called from both
+    figure-drawing processes, a second fill used to truncate the first one's filler, freeing the disk it had just
+    filled, and the job then had room for its figures: a flaky test.)"""
+    try:
+        fd = os.open(mnt / "filler", os.O_WRONLY | os.O_CREAT | os.O_EXCL)
+    except FileExistsError:
+        return
     st = os.statvfs(mnt)
-    free = st.f_bavail * st.f_frsize
-    with open(mnt / "filler", "wb") as f:
-        f.write(b"\0" * max(0, free - leave))
+    with os.fdopen(fd, "wb") as f:
+        f.write(b"\0" * max(0, st.f_bavail * st.f_frsize - leave))
 
 
 # ---------------------------------------------------------------------------------------------- one generation
