@@ -217,7 +217,6 @@ def place_labels(ax: Any, xs: Sequence[float] | np.ndarray, ys: Sequence[float] 
         return inside.x0 <= box[0] and box[2] <= inside.x1 and inside.y0 <= box[1] and box[3] <= inside.y1
 
     placed = []
-    placed_at: dict[int, int] = {}  # label -> its box
     for i in np.argsort(pts[:, 1]):
         px, py = pts[i]
         text = ax.text(xs[i], ys[i], texts[i], fontsize=fontsize)
@@ -235,15 +234,14 @@ def place_labels(ax: Any, xs: Sequence[float] | np.ndarray, ys: Sequence[float] 
         options = [(c, box_of(*c)) for c in candidates]
         (right, y), box = next(((c, b) for c, b in options if fits(b) and free(b)),
                                next(((c, b) for c, b in options if free(b)), options[0]))
-        placed_at[i] = len(boxes)
         boxes.append(box)
         target = trans.inverted().transform((box[0] if right else box[2], y))
-        placed.append((i, target, abs(y - py) > pixel, right))
+        placed.append((i, target, box if abs(y - py) > pixel else None, right))  # a moved label keeps its box
     two_points = 2.0 * ax.figure.dpi / 72
-    for i, (tx, ty), moved, right in placed:
+    for i, (tx, ty), moved_box, right in placed:
         ax.text(tx, ty, texts[i], fontsize=fontsize, ha="left" if right else "right", va="center")
-        if moved:
-            _leader(ax, boxes[placed_at[i]], pts[i], two_points)
+        if moved_box is not None:
+            _leader(ax, moved_box, pts[i], two_points)
 
 
 def _leader(ax: Any, box: tuple[float, float, float, float], point: np.ndarray, two_points: float) -> None:

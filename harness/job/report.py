@@ -99,14 +99,8 @@ def _ordinal(n: int) -> str:
 # ---------------------------------------------------------------------------------------------------------------
 
 
-def identical_variants(result: JobResult) -> dict[str, str]:
-    """Variants every number of which equals an earlier variant's (shown once); see
-    :func:`.result.identical_variants`."""
-    return result.same_as
-
-
 def shown_variants(result: JobResult) -> list[str]:
-    same = identical_variants(result)
+    same = result.same_as
     return [v.name for v in result.spec.variants if v.name not in same]
 
 
@@ -177,7 +171,7 @@ def header(result: JobResult) -> str:
 
 def systems_section(result: JobResult) -> str:
     variants = shown_variants(result)
-    same = identical_variants(result)
+    same = result.same_as
     first = variants[0]
     out = ["## Systems", ""]
     if result.spec.paper_protocol:
@@ -211,7 +205,7 @@ def systems_section(result: JobResult) -> str:
 def cluster_lines(result: JobResult, refset: str | None = None) -> list[str]:
     """``- **variant** @ refset: N clusters: {A (30.1), B (29.8)} > {C (27.0)}`` per reference set and variant
     (variants identical to an earlier one once)."""
-    same = identical_variants(result)
+    same = result.same_as
     groups: dict[tuple[str, str], dict[int, list[str]]] = {}
     for c in result.clusters:
         if c.variant in same or (refset is not None and c.refset != refset):
@@ -406,7 +400,7 @@ def _judged_pairs(result: JobResult, kind: str) -> tuple[int, int]:
 def paper_section(result: JobResult) -> str:
     if not result.spec.paper_protocol or not result.blocks:
         return ""
-    same = identical_variants(result)
+    same = result.same_as
     out = ["## The paper's protocol", ""]
     first = result.blocks[0].variant
     rows = [b for b in result.blocks if b.variant == first]

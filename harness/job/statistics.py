@@ -259,9 +259,7 @@ def chrf_statistics_of(inputs: Inputs, variants: Iterable[Variant], cache: Stati
     for chars, per_system in groups.items():
         refs = ChrfReferences.build([inputs.refs[r].lines for r in names], widest[chars])
 
-        def counted(label: str, bar: Any, refs: ChrfReferences = refs,
-                    per_system: dict[str, list[tuple[ChrfKey, tuple[str, ...], str]]] = per_system
-                    ) -> list[ChrfStats]:
+        def counted(label: str, bar: Any) -> list[ChrfStats]:  # run at once, in this iteration (in_shares)
             per_ref = refs.per_reference(systems[label].text.lines)
             found = []
             for key, used, _ in per_system[label]:
