@@ -7,6 +7,7 @@ so and skips. The jobs that are killed or race each other are real processes; th
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -263,7 +264,15 @@ def paused(tmp_path: Path, step: tuple[str, str], ds: Path, **popen) -> subproce
 
 def ended_as(proc: subprocess.Popen, code: int, line: str) -> None:
     """The job ended with ``code`` and the one line ``harness: {line}; ...``."""
-    _, err = proc.communicate(timeout=60)
+    try:
+        _, err = proc.communicate(timeout=60)
+    except subprocess.TimeoutExpired:  # never a process left behind: the job and its children
+        with contextlib.suppress(OSError):
+            if os.getpgid(proc.pid) == proc.pid:  # started in a session of its own
+                os.killpg(proc.pid, signal.SIGKILL)
+            else:
+                proc.kill()
+        pytest.fail(f"the job did not end within 60 s of the signal:\n{proc.communicate()[1]}")
     assert proc.returncode == code, err
     lines = [x for x in err.splitlines() if x.startswith("harness:")]
     assert lines == [f"harness: {line}; job_status.json in the job's folder says what was kept"], err
@@ -306,7 +315,10 @@ def test_ctrl_c_while_logging_marks_the_runs_killed(tmp_path):
     logs it, each once, and the child once more from the job. The child marks its runs KILLED (the second signal
     cuts nothing short), the job says so in one line and exits 130."""
     ds = make_dataset(tmp_path / "ds")
-    proc = paused(tmp_path, ("harness.sinks.mlflow", "insert_runs"), ds, start_new_session=True)
+    # as a terminal starts it: SIGINT at its default (a shell's background job, pytest included, inherits it ignored,
+    # and the job rightly ignores it then: test_mlflow_child_ends_on_the_first_signal_the_job_ends_on)
+    proc = paused(tmp_path, ("harness.sinks.mlflow", "insert_runs"), ds, start_new_session=True,
+                  preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     os.killpg(proc.pid, signal.SIGINT)
     ended_as(proc, 130, "interrupted")
     runs = interrupted_while_logging(tmp_path)
