@@ -7,8 +7,8 @@
  *   (harness.text.token_ids / counting / pipeline say what each argument is);
  * - tau_b: Kendall tau-b of resampled weightings (harness.core.correlation);
  * - exceed_counts, hybrid_counts, agreement: the pair counts of mt-metrics-eval's permutation p-values (of a metric,
- *   and of the metrics a significance test swaps) and pairwise accuracy
- *   (harness.core.mtme).
+ *   and of the metrics a significance test swaps) and pairwise accuracy; acc_eq_draws: the statistics of acc_eq's
+ *   pair-swap draws (harness.core.mtme).
  *
  * Every function takes its arrays as addresses (Python ints) or objects with the buffer protocol (bytes, numpy
  * arrays, ctypes arrays), and integers; it allocates nothing, reads and writes only within the sizes its
@@ -708,6 +708,95 @@ static int64_t hybrid_counts(const float *whole, const float *moved, const float
     return 0;
 }
 
+/* acc_eq's pair-swap draws (harness.core.mtme.sig_matrix.acc_eq_tester, variants acc23 and 23): the float64
+   operations of its numpy path, in numpy's order, without its arrays of every test's item values. For draw kk and
+   test l (idx[4 l:4 l + 4] = a, b, ua, ub), shift[g] = moved[kk, ub, g] - moved[kk, ua, g]; the items' values
+   f[g] / t[g] of f = counts[a, g] + shift[g] and of f = counts[b, g] - shift[g] (23: 2 f - tot[g] instead of f),
+   each averaged as numpy's mean (its pairwise sum, started from 0, then / g); out[kk, l] = the first average
+   minus the second. params = n_items, U, k, L, variant (0: acc23, 1: 23), l0, l1: the tests l0 <= l < l1 of every
+   draw. */
+typedef struct {
+    const int64_t *ca, *cb, *ma, *mb, *tot;
+    const double *t;
+    int64_t twenty_three;
+} AccTest;
+
+static inline void acc_values(const AccTest *r, int64_t g, double *va, double *vb) {
+    int64_t shift = r->mb[g] - r->ma[g];
+    int64_t fa = r->ca[g] + shift, fb = r->cb[g] - shift;
+    if (r->twenty_three) {
+        fa = 2 * fa - r->tot[g];
+        fb = 2 * fb - r->tot[g];
+    }
+    *va = (double)fa / r->t[g];
+    *vb = (double)fb / r->t[g];
+}
+
+/* numpy's pairwise summation (DOUBLE_pairwise_sum: blocks of at most 128 in 8 partial sums, halves above) of both
+   tests' values over the items lo <= g < lo + n */
+static void acc_sums(const AccTest *r, int64_t lo, int64_t n, double *sa, double *sb) {
+    double va, vb;
+    if (n < 8) {
+        double ra = 0.0, rb = 0.0;
+        for (int64_t i = 0; i < n; i++) {
+            acc_values(r, lo + i, &va, &vb);
+            ra += va;
+            rb += vb;
+        }
+        *sa = ra;
+        *sb = rb;
+    } else if (n <= 128) {
+        double pa[8], pb[8];
+        int64_t i;
+        for (int64_t j = 0; j < 8; j++) acc_values(r, lo + j, &pa[j], &pb[j]);
+        for (i = 8; i < n - (n % 8); i += 8) {
+            for (int64_t j = 0; j < 8; j++) {
+                acc_values(r, lo + i + j, &va, &vb);
+                pa[j] += va;
+                pb[j] += vb;
+            }
+        }
+        double ra = ((pa[0] + pa[1]) + (pa[2] + pa[3])) + ((pa[4] + pa[5]) + (pa[6] + pa[7]));
+        double rb = ((pb[0] + pb[1]) + (pb[2] + pb[3])) + ((pb[4] + pb[5]) + (pb[6] + pb[7]));
+        for (; i < n; i++) {
+            acc_values(r, lo + i, &va, &vb);
+            ra += va;
+            rb += vb;
+        }
+        *sa = ra;
+        *sb = rb;
+    } else {
+        int64_t n2 = n / 2;
+        double a1, b1, a2, b2;
+        n2 -= n2 % 8;
+        acc_sums(r, lo, n2, &a1, &b1);
+        acc_sums(r, lo + n2, n - n2, &a2, &b2);
+        *sa = a1 + a2;
+        *sb = b1 + b2;
+    }
+}
+
+static int64_t acc_eq_draws(const int64_t *counts, const int64_t *moved, const int64_t *tot, const double *t,
+                            const int64_t *idx, const int64_t *params, double *out) {
+    int64_t g = params[0], u = params[1], k = params[2], n_tests = params[3], l0 = params[5], l1 = params[6];
+    AccTest r;
+    r.tot = tot;
+    r.t = t;
+    r.twenty_three = params[4] == 1;
+    for (int64_t kk = 0; kk < k; kk++) {
+        for (int64_t l = l0; l < l1; l++) {
+            double sa, sb;
+            r.ca = counts + idx[4 * l] * g;
+            r.cb = counts + idx[4 * l + 1] * g;
+            r.ma = moved + (kk * u + idx[4 * l + 2]) * g;
+            r.mb = moved + (kk * u + idx[4 * l + 3]) * g;
+            acc_sums(&r, 0, g, &sa, &sb);
+            out[kk * n_tests + l] = (0.0 + sa) / (double)g - (0.0 + sb) / (double)g;
+        }
+    }
+    return 0;
+}
+
 /* Pairwise agreement of every row of metric[v, s] with human[s] (MTME stats.Agreement): see
    harness.core.mtme.accuracy._agreement for what out holds */
 static int64_t agreement(const double *metric, const double *human, int64_t v, int64_t s, double *out) {
@@ -904,6 +993,21 @@ static PyObject *py_agreement(PyObject *self, PyObject *const *args, Py_ssize_t 
     return PyLong_FromLongLong(r);
 }
 
+static PyObject *py_acc_eq_draws(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    Args a;
+    if (parse("acc_eq_draws", "ppppppp", args, nargs, &a) < 0) {
+        release(&a);
+        return NULL;
+    }
+    int64_t r;
+    Py_BEGIN_ALLOW_THREADS
+    r = acc_eq_draws(P(0, const int64_t), P(1, const int64_t), P(2, const int64_t), P(3, const double),
+                     P(4, const int64_t), P(5, const int64_t), P(6, double));
+    Py_END_ALLOW_THREADS
+    release(&a);
+    return PyLong_FromLongLong(r);
+}
+
 static PyMethodDef methods[] = {
     {"encode", (PyCFunction)(void (*)(void))py_encode, METH_FASTCALL, "UTF-8 lines -> token ids (15 arguments)"},
     {"rehash", (PyCFunction)(void (*)(void))py_rehash, METH_FASTCALL, "grow the token table"},
@@ -913,6 +1017,7 @@ static PyMethodDef methods[] = {
     {"exceed_counts", (PyCFunction)(void (*)(void))py_exceed_counts, METH_FASTCALL, "MTME permutation counts"},
     {"agreement", (PyCFunction)(void (*)(void))py_agreement, METH_FASTCALL, "MTME pairwise agreement"},
     {"hybrid_counts", (PyCFunction)(void (*)(void))py_hybrid_counts, METH_FASTCALL, "MTME counts of swapped metrics"},
+    {"acc_eq_draws", (PyCFunction)(void (*)(void))py_acc_eq_draws, METH_FASTCALL, "MTME acc_eq pair-swap draws"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -200,6 +200,37 @@ def test_swapped_metric_counts_compiled_equal_numpy(monkeypatch):
     assert np.array_equal(compiled, sig_matrix._hybrid_counts(whole, moved, totals, moved_totals, a, b, ra, rb))
 
 
+@pytest.mark.parametrize("variant", ["acc23", "23"])
+def test_acc_eq_draws_compiled_equal_numpy(monkeypatch, variant):
+    """acc_eq's compiled draws and its numpy path: the same float64 operations in the same order (numpy's pairwise
+    sums over 600 items: its blocks of 8 and its halving), hence the same p-values and draws; sparse human scores,
+    tied metric scores and pairs of identical metrics, whose swaps often give the test's own delta again."""
+    from harness import native
+    from harness.core.mtme.kernels import KERNELS
+
+    if native.kernels(KERNELS) is None:
+        pytest.skip("the compiled kernels are not built here")
+    rng = np.random.default_rng(21)
+    h = np.round(rng.normal(size=(7, 600)), 1)
+    h[rng.random(h.shape) < 0.2] = np.nan
+    m = np.round(_metrics(rng, np.nan_to_num(h), 5, noise=1.0), 0)
+    m = np.concatenate([m, m[1:2]])  # metric 5 is metric 1
+    pairs = _pairs(6)
+    compiled = mtme.acc_eq_tester(m, h, variant=variant)
+    draws = compiled.draw(np.random.default_rng(4), 7, np.array([0, 1, 5]), np.array([3, 5, 2]))
+    got = compiled.run(pairs, n_draws=1000, seed=2, block_size=100)
+    monkeypatch.setattr(native, "kernels", lambda _set: None)
+    numpy_path = mtme.acc_eq_tester(m, h, variant=variant)
+    want_draws = numpy_path.draw(np.random.default_rng(4), 7, np.array([0, 1, 5]), np.array([3, 5, 2]))
+    # equal to the last bit, by design: both paths do the same correctly rounded IEEE divisions and additions (no
+    # library function, no contraction) in the same order, and the tests compare these values with their delta
+    assert np.array_equal(draws, want_draws)
+    want = numpy_path.run(pairs, n_draws=1000, seed=2, block_size=100)
+    assert [(g.p_value, g.n_draws) for g in got] == [(w.p_value, w.n_draws) for w in want]
+    assert [g.delta for g in got] == pytest.approx([w.delta for w in want], rel=1e-12)
+    assert got[pairs.index((1, 5))].p_value == 1.0  # identical metrics: every draw gives their delta, 0
+
+
 def test_no_metric_or_one_metric():
     rng = np.random.default_rng(1)
     h = rng.normal(size=(4, 10))

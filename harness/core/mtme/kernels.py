@@ -1,5 +1,5 @@
-"""The compiled meta-evaluation counts (``exceed_counts``, ``agreement`` of ``harness/_kernels.c``), loaded by
-:mod:`harness.native`; without them numpy computes the same counts."""
+"""The compiled meta-evaluation counts (``exceed_counts``, ``agreement``, ``hybrid_counts``, ``acc_eq_draws`` of
+``harness/_kernels.c``), loaded by :mod:`harness.native`; without them numpy computes the same numbers."""
 
 from __future__ import annotations
 
@@ -16,8 +16,8 @@ def _smoke_test(kern: Any) -> None:
                         [[0, 0, 0, 0], [1, -1, 1, -1], [0, 1, 0, 1]]], dtype=np.float32)
     sys_scores = np.array([[1, 0, 2], [0, 1, 0]], dtype=np.float32)
     counts = np.full((2, 3), -1, dtype=np.int64)
-    kern.exceed_counts(partial.ctypes.data, sys_scores.ctypes.data,
-                       np.array([3, 4, 0, 2], dtype=np.int64).ctypes.data, counts.ctypes.data)
+    # arrays, not their addresses: an address of a temporary array outlives it (freed before the call)
+    kern.exceed_counts(partial, sys_scores, np.array([3, 4, 0, 2], dtype=np.int64), counts)
     # b=0: pair 0,1: 1,0,-2,3 >= 1: 2; pair 0,2: -3,-2,-1,0 >= -1: 2; pair 1,2: -4,-2,1,-3 >= -2: 2
     # b=1: pair 0,1: -1,1,-1,1 >= -1: 4; pair 0,2: 0,-1,0,-1 >= 0: 2; pair 1,2: 1,-2,1,-2 >= 1: 2
     if counts.tolist() != [[2, 2, 2], [4, 2, 2]]:
@@ -25,7 +25,7 @@ def _smoke_test(kern: Any) -> None:
     human = np.array([1.0, 2.0, 2.0, np.nan])
     metric = np.array([[3.0, 1.0, 1.0, 0.0], [1.0, 2.0, 3.0, np.nan], [1.0, np.nan, 0.0, 5.0]])
     agree = np.full(8, -1.0)
-    kern.agreement(metric.ctypes.data, human.ctypes.data, 3, 4, agree.ctypes.data)
+    kern.agreement(metric, human, 3, 4, agree)
     # pairs (0,1), (0,2), (1,2); human signs -, -, 0. Row 0: +, +, 0: 1 agrees; row 1: -, -, -: 2;
     # row 2: NaN, +, NaN: 0. Three pairs; one NaN metric where a human score is (row 2, system 1)
     if agree.tolist() != [1 / 3, 2 / 3, 0.0, 1.0, 2.0, 0.0, 3.0, 1.0]:
@@ -40,18 +40,28 @@ def _smoke_test(kern: Any) -> None:
     idx = np.array([[0, 1, 0, 1]], dtype=np.int64)
     out = np.full((2, 3), -1, dtype=np.int64)
     buf = np.empty(2 * 3 * 4, dtype=np.float32)
-    kern.hybrid_counts(whole.ctypes.data, moved.ctypes.data, totals.ctypes.data, moved_totals.ctypes.data,
-                       idx.ctypes.data, np.array([3, 4, 0, 1], dtype=np.int64).ctypes.data, buf.ctypes.data,
-                       out.ctypes.data)
+    kern.hybrid_counts(whole, moved, totals, moved_totals, idx, np.array([3, 4, 0, 1], dtype=np.int64), buf, out)
     # i' = [[1,2,3,4],[1,1,6,0],[4,5,4,5]], totals [1,1,2]: pairs 0,1: 0,1,-3,4 >= 0: 3; 0,2: -3,-3,-1,-1 >= -1: 2;
     # 1,2: -3,-4,2,-5 >= -1: 1. j' = -partial[1] = [[0,0,0,0],[-1,1,-1,1],[0,-1,0,-1]], totals [0,-1,0]: pairs 0,1:
     # 1,-1,1,-1 >= 1: 2; 0,2: 0,1,0,1 >= 0: 4; 1,2: -1,2,-1,2 >= -1: 4
     if out.tolist() != [[3, 2, 1], [2, 4, 4]]:
         raise RuntimeError(f"the loaded swapped-metric count kernel does not compute what it should ({out.tolist()})")
+    # acc_eq's draws: two metrics, three items of 2, 1 and 3 pairs; metric 0 gets 2, 0, 1 right, metric 1 1, 1, 3; one
+    # draw whose swaps move 1, 0, 2 of metric 1's right pairs and 0, 0, 1 of metric 0's to the other metric:
+    # metric 0 then has 3, 0, 2 (mean of 3/2, 0, 2/3: 13/18), metric 1 0, 1, 2 (mean of 0, 1, 2/3: 5/9): 13/18 - 5/9
+    acc = np.full((1, 1), np.nan)
+    item_counts, moved_counts = np.array([[2, 0, 1], [1, 1, 3]]), np.array([[[0, 0, 1], [1, 0, 2]]])
+    pairs = np.array([2, 1, 3])
+    kern.acc_eq_draws(item_counts.astype(np.int64), moved_counts.astype(np.int64), pairs.astype(np.int64),
+                      pairs.astype(np.float64), np.array([0, 1, 0, 1], dtype=np.int64),
+                      np.array([3, 2, 1, 1, 0, 0, 1], dtype=np.int64), acc)
+    if abs(acc[0, 0] - (13 / 18 - 5 / 9)) > 1e-12:
+        raise RuntimeError(f"the loaded acc_eq draw kernel does not compute what it should ({acc.tolist()})")
 
 
-#: The compiled meta-evaluation counts (``exceed_counts``, ``agreement`` of ``harness/_kernels.c``): the pair
-#: counts of the permutation p-values behind soft pairwise accuracy, and the agreeing system pairs of pairwise
-#: accuracy.
+#: The compiled meta-evaluation counts (``harness/_kernels.c``): the pair counts of the permutation p-values behind
+#: soft pairwise accuracy (of a metric, and of the metrics its test swaps), the agreeing system pairs of pairwise
+#: accuracy, and the statistics of acc_eq's pair-swap draws.
 KERNELS = native.KernelSet(name="meta_eval", what="meta-evaluation kernels",
-                           functions=("exceed_counts", "agreement", "hybrid_counts"), smoke_test=_smoke_test)
+                           functions=("exceed_counts", "agreement", "hybrid_counts", "acc_eq_draws"),
+                           smoke_test=_smoke_test)

@@ -16,7 +16,9 @@ allows it:
   float32 rounding of that sum (MTME multiplies the swapped matrix itself);
 - acc_eq (MTME's pair-swap test): an item's statistic depends on the swaps only through its counts of pair outcomes,
   and the counts a draw moves from ``i`` to ``j`` are ``X_j - X_i`` with ``X_m`` the outcomes of metric ``m`` on the
-  swapped pairs (one integer product per metric and draw);
+  swapped pairs (one integer product per metric and draw); the item averages of every pair's two metrics then in
+  a C kernel (``acc_eq_draws``), which does the numpy path's float64 divisions and numpy's pairwise sums in
+  numpy's order, without the ``[draws, pairs, items]`` arrays (the same values, to the last bit);
 - pairwise accuracy (a handful of systems): the swapped vectors themselves.
 """
 
@@ -24,7 +26,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -400,6 +402,10 @@ def acc_eq_tester(metrics: ArrayLike, human: ArrayLike, *, variant: str = "acc23
         flat = vals.reshape(-1, g)
         return np.array([_mtme_average(row, replace_nans_with_zeros) for row in flat]).reshape(vals.shape[:-1])
 
+    # compiled: each test's two averages without its [G] arrays (acc23 and 23, whose item values are never NaN)
+    kern = native.kernels(KERNELS) if variant in ("acc23", "23") and g else None
+    item_counts = np.ascontiguousarray(counts[:, :, 0]) if kern is not None else counts  # [V, G]
+
     def draw(rng: np.random.Generator, k: int, a: NDArray[np.intp], b: NDArray[np.intp]) -> FloatArray:
         coins = draw_bits(rng, k, (g, i.size)).transpose(1, 0, 2).astype(np.float32)  # [G, k, Q]
         used, at = _used(a, b, nv)
@@ -407,10 +413,34 @@ def acc_eq_tester(metrics: ArrayLike, human: ArrayLike, *, variant: str = "acc23
         mine = outcome if used.size == nv else outcome[:, :, cols]
         moved = np.rint(np.matmul(coins, mine)).astype(np.int64)  # [G, k, U*D]: exact small integers
         moved = np.ascontiguousarray(moved.reshape(g, k, used.size, dims).transpose(1, 2, 0, 3))  # [k, U, G, D]
+        if kern is not None:
+            return _acc_eq_draws(kern, item_counts, moved, tot, a, b, at, variant)
         shift = moved[:, at[b]] - moved[:, at[a]]  # [k, L, G, D]: what a swap gives a from b
         return averages(counts[a][None] + shift) - averages(counts[b][None] - shift)
 
-    return Tester(averages(counts), draw, 4 * g * i.size + 8 * 2 * g * nv * dims, 8 * g * dims * 6, pairs_quirk=True)
+    per_pair = 8 * 6 if kern is not None else 8 * g * dims * 6
+    return Tester(averages(counts), draw, 4 * g * i.size + 8 * 2 * g * nv * dims, per_pair, pairs_quirk=True)
+
+
+def _acc_eq_draws(kern: Any, counts: NDArray[np.int64], moved: NDArray[np.int64], tot: NDArray[np.int64],
+                  a: NDArray[np.intp], b: NDArray[np.intp], at: NDArray[np.intp], variant: str) -> FloatArray:
+    """The compiled ``acc_eq_draws``: ``[k, L]``, what :func:`acc_eq_tester`'s numpy path computes for the tests
+    ``(a[l], b[l])`` from the item counts ``counts[V, G]`` and the draws' moved counts ``moved[k, U, G, 1]``, in the
+    same float64 operations (numpy's pairwise sums), the tests split over the kernels' threads."""
+    k, n_used, g = moved.shape[0], moved.shape[1], moved.shape[2]
+    n_tests = a.size
+    idx = np.ascontiguousarray(np.stack([a, b, at[a], at[b]], axis=1), dtype=np.int64)
+    tot64 = np.ascontiguousarray(tot, dtype=np.int64)
+    t = tot64.astype(np.float64)
+    out = np.empty((k, n_tests), dtype=np.float64)
+    code = 1 if variant == "23" else 0
+
+    def run(l0: int, l1: int) -> None:
+        params = np.array([g, n_used, k, n_tests, code, l0, l1], dtype=np.int64)
+        kern.acc_eq_draws(counts, moved, tot64, t, idx, params, out)
+
+    native.in_threads(run, n_tests, max(1, min(native.cpus(), n_tests)))
+    return out
 
 
 def acc_eq_pairs(metrics: ArrayLike, human: ArrayLike, pairs: Pairs, *, variant: str = "acc23",
