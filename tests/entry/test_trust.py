@@ -14,7 +14,8 @@ from support import harness_here, make_dataset, write_lines
 
 pytestmark = pytest.mark.slow  # end to end: the fast tier (-m 'not slow') leaves it out
 
-BASE = ("bleu=sacrebleu", "n_samples=20", "tracking=false", "significance=false")
+# the jobs here check what the harness refuses or keeps, not figures (drawn and checked in test_report, test_app)
+BASE = ("bleu=sacrebleu", "n_samples=20", "tracking=false", "significance=false", "figures=false")
 
 
 def one_line(proc) -> str:
