@@ -199,14 +199,15 @@ native.MODULE = "_kernels"
 import pytest
 sys.exit(pytest.main(["-q", "-p", "no:cacheprovider", "--disable-plugin-autoload", "-p", "_hypothesis_pytestplugin",
                       sys.argv[2] + "::test_fuzz_the_kernels_equal_the_numpy_path",
-                      sys.argv[2] + "::test_the_kernels_count_as_numpy_does"] + sys.argv[3:]))
+                      sys.argv[2] + "::test_the_kernels_count_as_numpy_does", sys.argv[3]] + sys.argv[4:]))
 """
 
 
 @pytest.mark.slow
 def test_the_kernels_are_clean_under_address_sanitizer_and_ubsan(tmp_path) -> None:
     """The extension built once with -fsanitize=address,undefined (GCC), loaded into Python with ASan's runtime
-    preloaded, runs the fuzz test and the parity tests with every sanitizer error fatal."""
+    preloaded, runs the fuzz test and the parity tests of the text kernels, and the tests of the meta-evaluation
+    kernels against their numpy paths (test_sig_matrix), with every sanitizer error fatal."""
     cc = shutil.which("gcc")
     if cc is None:
         pytest.skip("no gcc here: the sanitized build needs it")
@@ -223,8 +224,8 @@ def test_the_kernels_are_clean_under_address_sanitizer_and_ubsan(tmp_path) -> No
            "UBSAN_OPTIONS": "halt_on_error=1:print_stacktrace=1"}
     env.pop("HARNESS_NATIVE", None)
     proc = subprocess.run([sys.executable, "-c", _SANITIZED, str(tmp_path), str(Path(__file__)),
-                           "--hypothesis-seed=1", "-W", "ignore"], capture_output=True, text=True, env=env,
-                          cwd=REPO, timeout=900)
+                           str(REPO / "tests" / "core" / "test_sig_matrix.py"), "--hypothesis-seed=1", "-W", "ignore"],
+                          capture_output=True, text=True, env=env, cwd=REPO, timeout=900)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert "passed" in proc.stdout and "ERROR: AddressSanitizer" not in proc.stderr
     assert "runtime error" not in proc.stderr
