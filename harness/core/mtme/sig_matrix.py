@@ -385,10 +385,10 @@ def acc_eq_tester(metrics: ArrayLike, human: ArrayLike, *, variant: str = "acc23
         counts[v] = f.sum(axis=1)
         if ytie is None:
             ytie = (((cat == _TY) | (cat == _TXY)) & pv).sum(axis=1)
-    tot = pv.sum(axis=1)
+    tot = pv.sum(axis=1, dtype=np.int64)  # each item's scored pairs (a new, contiguous array)
+    t = tot.astype(np.float64)  # and as the divisor of its value, once for every draw
 
     def averages(f: NDArray[np.int64]) -> FloatArray:  # features [..., G, D] -> the mean item value [...]
-        t = tot.astype(np.float64)
         with np.errstate(divide="ignore", invalid="ignore"):
             if variant == "acc23":
                 vals = f[..., 0].astype(np.float64) / t
@@ -414,7 +414,7 @@ def acc_eq_tester(metrics: ArrayLike, human: ArrayLike, *, variant: str = "acc23
         moved = np.rint(np.matmul(coins, mine)).astype(np.int64)  # [G, k, U*D]: exact small integers
         moved = np.ascontiguousarray(moved.reshape(g, k, used.size, dims).transpose(1, 2, 0, 3))  # [k, U, G, D]
         if kern is not None:
-            return _acc_eq_draws(kern, item_counts, moved, tot, a, b, at, variant)
+            return _acc_eq_draws(kern, item_counts, moved, tot, t, a, b, at, variant)
         shift = moved[:, at[b]] - moved[:, at[a]]  # [k, L, G, D]: what a swap gives a from b
         return averages(counts[a][None] + shift) - averages(counts[b][None] - shift)
 
@@ -423,21 +423,21 @@ def acc_eq_tester(metrics: ArrayLike, human: ArrayLike, *, variant: str = "acc23
 
 
 def _acc_eq_draws(kern: Any, counts: NDArray[np.int64], moved: NDArray[np.int64], tot: NDArray[np.int64],
-                  a: NDArray[np.intp], b: NDArray[np.intp], at: NDArray[np.intp], variant: str) -> FloatArray:
+                  t: FloatArray, a: NDArray[np.intp], b: NDArray[np.intp], at: NDArray[np.intp], variant: str
+                  ) -> FloatArray:
     """The compiled ``acc_eq_draws``: ``[k, L]``, what :func:`acc_eq_tester`'s numpy path computes for the tests
-    ``(a[l], b[l])`` from the item counts ``counts[V, G]`` and the draws' moved counts ``moved[k, U, G, 1]``, in the
-    same float64 operations (numpy's pairwise sums), the tests split over the kernels' threads."""
+    ``(a[l], b[l])`` from the item counts ``counts[V, G]``, the items' pair counts ``tot[G]`` (int64, and as float64
+    ``t``) and the draws' moved counts ``moved[k, U, G, 1]``, in the same float64 operations (numpy's pairwise sums),
+    the tests split over the kernels' threads."""
     k, n_used, g = moved.shape[0], moved.shape[1], moved.shape[2]
     n_tests = a.size
     idx = np.ascontiguousarray(np.stack([a, b, at[a], at[b]], axis=1), dtype=np.int64)
-    tot64 = np.ascontiguousarray(tot, dtype=np.int64)
-    t = tot64.astype(np.float64)
     out = np.empty((k, n_tests), dtype=np.float64)
     code = 1 if variant == "23" else 0
 
     def run(l0: int, l1: int) -> None:
         params = np.array([g, n_used, k, n_tests, code, l0, l1], dtype=np.int64)
-        kern.acc_eq_draws(counts, moved, tot64, t, idx, params, out)
+        kern.acc_eq_draws(counts, moved, tot, t, idx, params, out)
 
     native.in_threads(run, n_tests, max(1, min(native.cpus(), n_tests)))
     return out
