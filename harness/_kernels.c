@@ -7,8 +7,8 @@
  *   (harness.text.token_ids / counting / pipeline say what each argument is);
  * - tau_b: Kendall tau-b of resampled weightings (harness.core.correlation);
  * - exceed_counts, hybrid_counts, agreement: the pair counts of mt-metrics-eval's permutation p-values (of a metric,
- *   and of the metrics a significance test swaps) and pairwise accuracy; acc_eq_draws: the statistics of acc_eq's
- *   pair-swap draws (harness.core.mtme).
+ *   and of the metrics a significance test swaps) and pairwise accuracy; signed_sums: the permuted sums of the
+ *   swapped metrics; acc_eq_draws: the statistics of acc_eq's pair-swap draws (harness.core.mtme).
  *
  * Every function takes its arrays as addresses (Python ints) or objects with the buffer protocol (bytes, numpy
  * arrays, ctypes arrays), and integers; it allocates nothing, reads and writes only within the sizes its
@@ -708,6 +708,118 @@ static int64_t hybrid_counts(const float *whole, const float *moved, const float
     return 0;
 }
 
+/* Soft pairwise accuracy's permuted sums of many vectors (harness.core.mtme.sig_matrix._signed_sums, whose numpy
+   path does the same float32 operations in the same order): out[c, p] = sum over segments k of sign[p, k] * x[c, k],
+   sign = +1 where bit k % 8 of bits[p, k / 8] is set and -1 where not, for the columns c of the tiles t0 <= t < t1
+   (16 columns a tile). A product with a +-1 matrix needs no multiplication: for every block of 8 segments the 256
+   signed sums of a column's 8 values are tabled once (pairs, then fours, then eights), and each permutation adds
+   the entry its byte picks, one addition per 8 segments where a matrix product makes 8 multiply-adds. Per column
+   and permutation: the entries of 16 blocks added left to right, those group sums added left to right. The
+   segments past n count as 0. params = C, n, P, NB (bytes per permutation), t0, t1, the floats of buf (this
+   call's scratch, at least SS_SCRATCH(P); -1 and nothing done if it is smaller). */
+#define SS_LANES 16
+#define SS_GROUP 16
+#define SS_SCRATCH(n_p) ((n_p) * SS_LANES + SS_GROUP * 256 * SS_LANES)
+
+#if defined(__GNUC__)
+/* 8 lanes as one vector (GCC and clang): one AVX2 instruction in the AVX2 copy, two SSE2 ones in the baseline;
+   lane by lane the same float32 operations as the plain C below */
+typedef float ss_lanes __attribute__((vector_size(32), aligned(4)));
+#define SS_W 8
+#define SS_LOAD(ptr) (*(const ss_lanes *)(ptr))
+#define SS_STORE(ptr, val) (*(ss_lanes *)(ptr) = (val))
+#else
+#endif
+
+HARNESS_CLONES
+static int64_t signed_sums(const float *x, const uint8_t *bits, const int64_t *params, float *buf, float *out) {
+    int64_t n_c = params[0], n = params[1], n_p = params[2], nb = params[3], t0 = params[4], t1 = params[5];
+    float *sums = buf;                     /* [P][16]: the tile's running sums */
+    float *tab = buf + n_p * SS_LANES;     /* [SS_GROUP][256][16]: a group's tables */
+    if (nb * 8 < n || params[6] < SS_SCRATCH(n_p)) return -1;
+    for (int64_t tile = t0; tile < t1; tile++) {
+        int64_t c0 = tile * SS_LANES, lanes = n_c - c0 < SS_LANES ? n_c - c0 : SS_LANES;
+        if (nb == 0) memset(sums, 0, (size_t)n_p * SS_LANES * sizeof(float));
+        for (int64_t g0 = 0; g0 < nb; g0 += SS_GROUP) {
+            int64_t gb = nb - g0 < SS_GROUP ? nb - g0 : SS_GROUP;
+            for (int64_t b = 0; b < gb; b++) {  /* block b's table: the 256 signed sums of its 8 segments */
+                float v[8][SS_LANES];
+                float *tb = tab + b * 256 * SS_LANES;
+                for (int t = 0; t < 8; t++) {
+                    int64_t k = (g0 + b) * 8 + t;
+                    for (int l = 0; l < SS_LANES; l++) v[t][l] = (l < lanes && k < n) ? x[(c0 + l) * n + k] : 0.0f;
+                }
+#if defined(__GNUC__)
+                for (int w = 0; w < SS_LANES; w += SS_W) {
+                    ss_lanes q[4][4], lo[16], hi[16];
+                    for (int h = 0; h < 4; h++) {  /* segments 2h, 2h + 1: signs (-,-), (+,-), (-,+), (+,+) */
+                        ss_lanes a = SS_LOAD(&v[2 * h][w]), c = SS_LOAD(&v[2 * h + 1][w]);
+                        q[h][0] = -a - c;
+                        q[h][1] = a - c;
+                        q[h][2] = c - a;
+                        q[h][3] = a + c;
+                    }
+                    for (int e = 0; e < 16; e++) {  /* segments 0-3 and 4-7 */
+                        lo[e] = q[0][e & 3] + q[1][e >> 2];
+                        hi[e] = q[2][e & 3] + q[3][e >> 2];
+                    }
+                    for (int eh = 0; eh < 16; eh++) {
+                        for (int el = 0; el < 16; el++) SS_STORE(tb + (eh * 16 + el) * SS_LANES + w, lo[el] + hi[eh]);
+                    }
+                }
+#else
+                for (int l = 0; l < SS_LANES; l++) {
+                    float q[4][4], lo[16], hi[16];
+                    for (int h = 0; h < 4; h++) {
+                        float a = v[2 * h][l], c = v[2 * h + 1][l];
+                        q[h][0] = -a - c;
+                        q[h][1] = a - c;
+                        q[h][2] = c - a;
+                        q[h][3] = a + c;
+                    }
+                    for (int e = 0; e < 16; e++) {
+                        lo[e] = q[0][e & 3] + q[1][e >> 2];
+                        hi[e] = q[2][e & 3] + q[3][e >> 2];
+                    }
+                    for (int e = 0; e < 256; e++) tb[e * SS_LANES + l] = lo[e & 15] + hi[e >> 4];
+                }
+#endif
+            }
+            for (int64_t p = 0; p < n_p; p++) {  /* each permutation: the entries its bytes pick, left to right */
+                const uint8_t *bp = bits + p * nb + g0;
+                float *s = sums + p * SS_LANES;
+#if defined(__GNUC__)
+                const float *e = tab + (int64_t)bp[0] * SS_LANES;
+                ss_lanes a0 = SS_LOAD(e), a1 = SS_LOAD(e + 8);
+                for (int64_t b = 1; b < gb; b++) {
+                    e = tab + (b * 256 + bp[b]) * SS_LANES;
+                    a0 += SS_LOAD(e);
+                    a1 += SS_LOAD(e + 8);
+                }
+                if (g0 > 0) {
+                    a0 = SS_LOAD(s) + a0;
+                    a1 = SS_LOAD(s + 8) + a1;
+                }
+                SS_STORE(s, a0);
+                SS_STORE(s + 8, a1);
+#else
+                float acc[SS_LANES];
+                for (int l = 0; l < SS_LANES; l++) acc[l] = tab[(int64_t)bp[0] * SS_LANES + l];
+                for (int64_t b = 1; b < gb; b++) {
+                    for (int l = 0; l < SS_LANES; l++) acc[l] += tab[(b * 256 + bp[b]) * SS_LANES + l];
+                }
+                for (int l = 0; l < SS_LANES; l++) s[l] = g0 > 0 ? s[l] + acc[l] : acc[l];
+#endif
+            }
+        }
+        for (int64_t l = 0; l < lanes; l++) {
+            float *o = out + (c0 + l) * n_p;
+            for (int64_t p = 0; p < n_p; p++) o[p] = sums[p * SS_LANES + l];
+        }
+    }
+    return 0;
+}
+
 /* acc_eq's pair-swap draws (harness.core.mtme.sig_matrix.acc_eq_tester, variants acc23 and 23): the float64
    operations of its numpy path, in numpy's order, without its arrays of every test's item values. For draw kk and
    test l (idx[4 l:4 l + 4] = a, b, ua, ub), shift[g] = moved[kk, ub, g] - moved[kk, ua, g]; the items' values
@@ -979,6 +1091,20 @@ static PyObject *py_hybrid_counts(PyObject *self, PyObject *const *args, Py_ssiz
     return PyLong_FromLongLong(r);
 }
 
+static PyObject *py_signed_sums(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    Args a;
+    if (parse("signed_sums", "ppppp", args, nargs, &a) < 0) {
+        release(&a);
+        return NULL;
+    }
+    int64_t r;
+    Py_BEGIN_ALLOW_THREADS
+    r = signed_sums(P(0, const float), P(1, const uint8_t), P(2, const int64_t), P(3, float), P(4, float));
+    Py_END_ALLOW_THREADS
+    release(&a);
+    return PyLong_FromLongLong(r);
+}
+
 static PyObject *py_agreement(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     Args a;
     if (parse("agreement", "ppiip", args, nargs, &a) < 0) {
@@ -1015,6 +1141,7 @@ static PyMethodDef methods[] = {
     {"lines_end", (PyCFunction)(void (*)(void))py_lines_end, METH_FASTCALL, "the end of the n-th line"},
     {"tau_b", (PyCFunction)(void (*)(void))py_tau_b, METH_FASTCALL, "resampled Kendall tau-b"},
     {"exceed_counts", (PyCFunction)(void (*)(void))py_exceed_counts, METH_FASTCALL, "MTME permutation counts"},
+    {"signed_sums", (PyCFunction)(void (*)(void))py_signed_sums, METH_FASTCALL, "sums of +-1 permutations"},
     {"agreement", (PyCFunction)(void (*)(void))py_agreement, METH_FASTCALL, "MTME pairwise agreement"},
     {"hybrid_counts", (PyCFunction)(void (*)(void))py_hybrid_counts, METH_FASTCALL, "MTME counts of swapped metrics"},
     {"acc_eq_draws", (PyCFunction)(void (*)(void))py_acc_eq_draws, METH_FASTCALL, "MTME acc_eq pair-swap draws"},

@@ -231,6 +231,37 @@ def test_acc_eq_draws_compiled_equal_numpy(monkeypatch, variant):
     assert got[pairs.index((1, 5))].p_value == 1.0  # identical metrics: every draw gives their delta, 0
 
 
+@pytest.mark.parametrize("n_c,n,n_p", [(1, 1, 1), (5, 7, 3), (16, 128, 64), (17, 129, 65), (40, 1001, 1000)])
+def test_signed_sums_compiled_equal_numpy_and_the_product(monkeypatch, n_c, n, n_p):
+    """Soft pairwise accuracy's permuted sums by tables of signed sums (``_signed_sums``): the compiled kernel and the
+    numpy path do the same float32 additions in the same order, so they are equal to the last bit; and both are the
+    product ``x @ signs.T`` up to float32 rounding (checked against it in float64). Shapes: segments not a multiple
+    of 8 (the padding), columns not a multiple of a tile's 16, more than one group of 16 blocks (129 segments and
+    more), zeros (the masked entries) and integers, whose sums are exact in every order."""
+    from harness import native
+    from harness.core.mtme import sig_matrix
+    from harness.core.mtme.kernels import KERNELS
+
+    rng = np.random.default_rng(n_c * 1000 + n)
+    x = rng.normal(size=(n_c, n)).astype(np.float32) * np.float32(3.0)
+    x[rng.random(x.shape) < 0.5] = 0.0
+    signs = np.where(rng.random((n_p, n)) < 0.5, -1.0, 1.0).astype(np.float32)
+    bits = np.packbits(signs > 0, axis=1, bitorder="little")
+    exact = x.astype(np.float64) @ signs.T.astype(np.float64)
+    got = sig_matrix._signed_sums(x, bits)
+    # float32 rounding of a sum of n terms: at most about n ulps of the largest partial sum
+    bound = n * np.finfo(np.float32).eps * np.abs(x).sum(axis=1, keepdims=True)
+    assert got.shape == (n_c, n_p) and got.dtype == np.float32
+    assert (np.abs(got - exact) <= bound).all()
+    ints = np.round(x * 10).astype(np.float32)  # small integers: every order of additions gives the exact sum
+    assert np.array_equal(sig_matrix._signed_sums(ints, bits), (ints.astype(np.float64) @ signs.T).astype(np.float32))
+    if native.kernels(KERNELS) is None:
+        pytest.skip("the compiled kernels are not built here")
+    monkeypatch.setattr(native, "kernels", lambda _set: None)
+    assert np.array_equal(got, sig_matrix._signed_sums(x, bits))
+    assert np.array_equal(got, sig_matrix._signed_sums_numpy(x, bits))
+
+
 def test_no_metric_or_one_metric():
     rng = np.random.default_rng(1)
     h = rng.normal(size=(4, 10))

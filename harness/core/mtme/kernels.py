@@ -1,5 +1,6 @@
-"""The compiled meta-evaluation counts (``exceed_counts``, ``agreement``, ``hybrid_counts``, ``acc_eq_draws`` of
-``harness/_kernels.c``), loaded by :mod:`harness.native`; without them numpy computes the same numbers."""
+"""The compiled meta-evaluation counts (``exceed_counts``, ``agreement``, ``hybrid_counts``, ``acc_eq_draws``,
+``signed_sums`` of ``harness/_kernels.c``), loaded by :mod:`harness.native`; without them numpy computes the same
+numbers."""
 
 from __future__ import annotations
 
@@ -57,11 +58,21 @@ def _smoke_test(kern: Any) -> None:
                       np.array([3, 2, 1, 1, 0, 0, 1], dtype=np.int64), acc)
     if abs(acc[0, 0] - (13 / 18 - 5 / 9)) > 1e-12:
         raise RuntimeError(f"the loaded acc_eq draw kernel does not compute what it should ({acc.tolist()})")
+    # signed sums: 2 columns x 10 segments (two blocks, the second padded), 3 permutations; small integers, so the sums
+    # are exact: column 0 = 1..10, column 1 = 1, -1, 0, ...; bits of permutation 0 all set (sum 55, 0), permutation 1
+    # none (-55, 0), permutation 2 only segment 0's (1 - 54 = -53; 1 - (-1) = 2)
+    x = np.array([np.arange(1, 11), [1, -1] + [0] * 8], dtype=np.float32)
+    bits = np.array([[255, 3], [0, 0], [1, 0]], dtype=np.uint8)
+    sums = np.full((2, 3), np.nan, dtype=np.float32)
+    scratch = np.empty(3 * 16 + 16 * 256 * 16, dtype=np.float32)
+    kern.signed_sums(x, bits, np.array([2, 10, 3, 2, 0, 1, scratch.size], dtype=np.int64), scratch, sums)
+    if sums.tolist() != [[55.0, -55.0, -53.0], [0.0, 0.0, 2.0]]:
+        raise RuntimeError(f"the loaded signed-sum kernel does not compute what it should ({sums.tolist()})")
 
 
 #: The compiled meta-evaluation counts (``harness/_kernels.c``): the pair counts of the permutation p-values behind
 #: soft pairwise accuracy (of a metric, and of the metrics its test swaps), the agreeing system pairs of pairwise
-#: accuracy, and the statistics of acc_eq's pair-swap draws.
+#: accuracy, the statistics of acc_eq's pair-swap draws, and the permuted sums of soft pairwise accuracy's draws.
 KERNELS = native.KernelSet(name="meta_eval", what="meta-evaluation kernels",
-                           functions=("exceed_counts", "agreement", "hybrid_counts", "acc_eq_draws"),
+                           functions=("exceed_counts", "agreement", "hybrid_counts", "acc_eq_draws", "signed_sums"),
                            smoke_test=_smoke_test)
