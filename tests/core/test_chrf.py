@@ -104,6 +104,32 @@ def test_edge_cases_equal_sacrebleu(case, options):
         assert close(sentence_chrf(hyp, seg_refs, **options).score, chrf.sentence_score(hyp, seg_refs).score)
 
 
+@pytest.mark.parametrize("options", [{}, {"word_order": 2}, {"lowercase": True, "word_order": 2},
+                                     {"whitespace": True}], ids=lambda o: ",".join(o) or "default")
+def test_compiled_and_numpy_counts_equal_sacrebleus(wmt21, options):
+    """The two counting paths of chrf_counting: the compiled count of clipped matches (code points and word ids,
+    one reference at a time) and numpy's sorted keys. Both must give sacrebleu's statistics, integer for integer,
+    on the edge cases, on text none of the bundled data has (CJK, emoji beyond the BMP, combining marks, a line of
+    one long word) and on real data (100 segments of two systems against both references, one reference absent
+    on some lines)."""
+    from harness.text import chrf_counting, kernels
+
+    if kernels.loaded() is None:
+        pytest.skip("the compiled kernels are not built here")
+    chrf, opts = CHRF(**options), ChrfOptions(**options)
+    refs = [wmt21["refs"][name][:100] for name in sorted(wmt21["refs"])]
+    refs[1] = [None if i % 7 == 3 else line for i, line in enumerate(refs[1])]
+    cases = [*EDGE_CASES.values(),
+             (["日本語の文です。", "😀 emoji 🎉🎉", "e\u0301te\u0301", "x" * 300], [["日本語の文だ。", "emoji 🎉", "été", "x" * 299]]),
+             *[(wmt21["systems"][name][:100], refs) for name in sorted(wmt21["systems"])[:2]]]
+    for hyps, case_refs in cases:
+        compiled = chrf_counting.ChrfReferences.build(case_refs, opts, compiled=True).statistics(hyps).stats
+        with_numpy = chrf_counting.ChrfReferences.build(case_refs, opts, compiled=False).statistics(hyps).stats
+        assert np.array_equal(compiled, with_numpy)
+        theirs = chrf._extract_corpus_statistics(hyps, case_refs)
+        assert compiled.tolist() == [list(map(int, row)) for row in theirs]
+
+
 def test_absent_references_count_like_sacrebleus():
     hyps = ["the cat sat", "a dog", "birds sing"]
     refs = [["the cat sat", None, "birds sang"], ["a cat sat", "a dog", None]]
