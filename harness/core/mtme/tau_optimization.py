@@ -258,8 +258,11 @@ def tau_optimization(metric_rows: ArrayLike, human_rows: ArrayLike, variant: str
     order = np.argsort(diff, kind="stable")  # list.sort(key=diff) is stable
     d_sorted, r_sorted = diff[order], row_of[order]
     delta = (correct_tied - correct0)[order]
-    # Running correct count of each pair's row, before/after that pair is turned into a tie.
-    by_row = np.argsort(r_sorted, kind="stable")
+    # Running correct count of each pair's row, before/after that pair is turned into a tie. The rows as 16-bit
+    # integers where they fit: numpy's stable sort of those is a radix sort (7 ms instead of 24 ms for 570,000 pairs),
+    # and a stable order is unique, so the same order
+    rank_rows = r_sorted.astype(np.uint16) if num_rows_total <= 2**16 else r_sorted
+    by_row = np.argsort(rank_rows, kind="stable")
     cum = np.empty_like(delta)
     dr = delta[by_row]
     rr = r_sorted[by_row]
