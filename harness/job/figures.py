@@ -5,8 +5,9 @@ drawn from the job's tables alone (:class:`FigureTables`: ``FigureTables.read(jo
   axis) per scale (word-level and character-level BLEU, chrF, each imported metric), the systems in one order in
   every panel (the first variant's, best on top), variants that give identical numbers drawn once.
 - ``bleu_vs_human_<kind>``: each distinct variant against each kind of human scores (``system_scores``'s
-  ``human.<kind>``), least-squares line over the MT systems, human translations marked; labels placed so they
-  cover no other label or marker; every axis says which way is better.
+  ``human.<kind>``; variants with the same score for every system share a panel), least-squares line over the MT
+  systems, human translations marked; labels placed so they cover no other label or marker; every axis says which
+  way is better.
 - ``blocks`` (paper protocol): mean block BLEU +- one standard deviation per system (the ``blocks`` table).
 
 Colours are the Okabe-Ito palette (distinct for colour-blind readers); legends sit outside the data.
@@ -133,6 +134,18 @@ def _label(row: Mapping[str, Any]) -> str:
 def _distinct(data: FigureTables) -> list[str]:
     """The variants to draw, in table order: one of each group of variants with identical numbers."""
     return list(dict.fromkeys(r["variant"] for r in data.system_scores if r["same_as"] is None))
+
+
+def _same_points(data: FigureTables, variants: Sequence[str]) -> list[list[str]]:
+    """``variants`` grouped by the points a scatter of their system scores draws: the same scale and the same score
+    for every system (sacrebleu's smoothing methods give one corpus BLEU: their panels would be copies). In the
+    order of each group's first variant."""
+    groups: dict[tuple[Any, ...], list[str]] = {}
+    for v in variants:
+        rows = [r for r in data.system_scores if r["variant"] == v]
+        key = (family(rows[0]) if rows else v, *((_label(r), r["score"]) for r in rows))
+        groups.setdefault(key, []).append(v)
+    return list(groups.values())
 
 
 def _higher(what: str) -> str:
@@ -267,11 +280,14 @@ def _leader(ax: Any, box: tuple[float, float, float, float], point: np.ndarray, 
 
 def _bleu_vs_human(data: FigureTables, kind: str, folder: Path) -> list[str]:
     """Each distinct variant's score against one kind of human scores, one panel each (column width for one,
-    two columns at page width for more), least-squares line over the MT systems, human translations marked."""
+    two columns at page width for more; variants with the same score for every system share a panel, titled with
+    all their names), least-squares line over the MT systems, human translations marked."""
     plt = pyplot()
     info = data.kinds[kind]
     sign = 1.0 if info["higher_is_better"] else -1.0
-    variants = _distinct(data)
+    shared = _same_points(data, _distinct(data))
+    variants = [names[0] for names in shared]
+    names_of = {names[0]: names for names in shared}
     ncol = 1 if len(variants) == 1 else 2
     nrow = math.ceil(len(variants) / ncol)
     n_sys = len({_label(r) for r in data.system_scores})
@@ -293,13 +309,13 @@ def _bleu_vs_human(data: FigureTables, kind: str, folder: Path) -> list[str]:
             ax.scatter(x[human_mask], y[human_mask], s=18, color=OKABE_ITO[5], marker="D",
                        label="human translation", zorder=3)
         mt = ~human_mask
-        title = v
+        title = " = ".join(names_of[v])
         if mt.sum() >= 2 and np.ptp(x[mt]) > 0:
             slope, icept = np.polyfit(x[mt], y[mt], 1)
             xs = np.linspace(x[mt].min(), x[mt].max(), 10)
             ax.plot(xs, slope * xs + icept, color="0.45", lw=1, zorder=2, label="least squares (MT)")
             if mt.sum() >= 3:
-                title += f": r = {np.corrcoef(x[mt], y[mt])[0, 1]:.3f} (MT)"
+                title += ("\n" if len(names_of[v]) > 1 else ": ") + f"r = {np.corrcoef(x[mt], y[mt])[0, 1]:.3f} (MT)"
         ax.set_title(title)
         fam = family(rows[0]) if rows else v
         ax.set_xlabel(_higher(f"BLEU, {fam.split('-')[0]}-level" if fam.endswith("BLEU") else fam))

@@ -318,3 +318,30 @@ def test_system_level_human_scores_only(tmp_path):
     assert ("pairwise accuracy (Kocmi et al. 2021); soft pairwise accuracy, soft pairwise accuracy (corpus) and "
             "acc_eq (segment, item) need segment scores, which `human` does not have." in text)
     assert not re.search(r"\|\s*\|\s*$", text, re.M)  # no empty last cell anywhere
+
+
+def test_variants_with_the_same_points_share_a_scatter_panel(tmp_path, monkeypatch):
+    """Variants whose system scores are equal for every system (sacrebleu's smoothing methods give one corpus BLEU)
+    draw one panel of the BLEU-vs-human figure, titled with every name; a variant differing in one system's score,
+    or on another scale with the same numbers, keeps its own panel."""
+    word, char = "BLEU|nrefs:1|tok:13a|", "BLEU|nrefs:1|tok:char|"
+    scores = {"a": ([50.0, 52.0, 55.0], word), "b": ([50.0, 52.0, 55.0], word), "c": ([50.0, 52.0, 55.5], word),
+              "d": ([50.0, 52.0, 55.0], char)}
+    rows = [{"system": s, "system_version": None, "variant": v, "score": x, "human": False, "same_as": None,
+             "metric": "bleu", "signature": sig, "human.mqm": -float(k)}
+            for v, (xs, sig) in scores.items() for k, (s, x) in enumerate(zip(("s1", "s2", "s3"), xs))]
+    data = figures.FigureTables("d", "r", rows, {"mqm": {"higher_is_better": False, "column": "human.mqm"}}, [])
+    assert figures._same_points(data, ["a", "b", "c", "d"]) == [["a", "b"], ["c"], ["d"]]
+    titles: list[str] = []
+
+    def keep_titles(fig, folder, stem):
+        titles.extend(ax.get_title() for ax in fig.axes if ax.get_visible())
+        figures.pyplot().close(fig)
+        return [f"{stem}.png"]
+
+    monkeypatch.setattr(figures, "_save", keep_titles)
+    figures._bleu_vs_human(data, "mqm", tmp_path)
+    import numpy as np
+
+    r = {v: f"{np.corrcoef(xs, [0.0, 1.0, 2.0])[0, 1]:.3f}" for v, (xs, _) in scores.items()}  # y: the negated MQM
+    assert titles == [f"a = b\nr = {r['a']} (MT)", f"c: r = {r['c']} (MT)", f"d: r = {r['d']} (MT)"]
