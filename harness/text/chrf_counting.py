@@ -18,7 +18,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..core.chrf import ChrfOptions, ChrfStats, chrf_formula
-from .counting import kernel_available
+from . import kernels
 from .encoded import EncodedReferences
 from .token_ids import count_ids
 
@@ -182,7 +182,9 @@ class ChrfReferences:
             for toks in lines:
                 for tok in toks:
                     vocab.setdefault(tok, len(vocab) + 1)
-        if kernel_available() if compiled is None else compiled:
+        if compiled is None:
+            compiled = kernels.loaded() is not None
+        if compiled:
             encoded = [tuple(_encoded(cps, lengths, ok) for (cps, lengths), ok in zip(points, present))]
             if opts.word_order:
                 encoded.append(tuple(_encoded(np.array([vocab[tok] for toks in lines for tok in toks],
