@@ -160,6 +160,49 @@ def sharing_cpus(n: int) -> Iterator[None]:
         _GIVEN.pop()
 
 
+#: glibc's mallopt parameters (malloc.h) and the values :func:`keep_freed_memory` sets.
+_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
+MMAP_THRESHOLD = 32 * 2**20  # glibc's largest (HEAP_MAX_SIZE / 2 on 64-bit)
+TRIM_THRESHOLD = 512 * 2**20
+_malloc_tuned: bool | None = None
+
+
+def keep_freed_memory() -> bool:
+    """Let this process (and the copies it forks) reuse the memory it frees instead of giving it back to the system
+    and faulting it in again: glibc's ``mallopt`` with blocks up to 32 MiB served from the heap (not each its own
+    ``mmap``) and freed heap memory kept up to 512 MiB. The meta-evaluation's draws allocate and free temporaries of
+    a few MiB thousands of times; on this machine a page faulted in costs about 6.5 us (200 MB in 1.3 s), so the
+    synthetic study (20 systems x 3000 segments) spent 6.8 s of system time and took 35.2 s, and 3.7 s and 32.7 s
+    with these settings (peak RSS 635 -> 755 MB: memory kept for reuse). Once per process; False where the C
+    library is not glibc (musl, macOS: nothing is changed there) or refuses."""
+    global _malloc_tuned
+    if _malloc_tuned is None:
+        _malloc_tuned = False
+        with contextlib.suppress(OSError):
+            import ctypes
+
+            libc = ctypes.CDLL(None)
+            if hasattr(libc, "gnu_get_libc_version") and hasattr(libc, "mallopt"):  # the parameters are glibc's
+                _malloc_tuned = bool(libc.mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD)) and \
+                    bool(libc.mallopt(_M_TRIM_THRESHOLD, TRIM_THRESHOLD))
+    return _malloc_tuned
+
+
+def aligned_empty(shape: int | tuple[int, ...], dtype: Any, align: int = 64) -> Any:
+    """``numpy.empty(shape, dtype)`` starting on an ``align``-byte boundary (a cache line), for the arrays the
+    kernels stream through with 32-byte vector loads: numpy aligns its allocations to 16 bytes only, and a load
+    across two cache lines costs more. Measured (the same results either way): soft pairwise accuracy's
+    signed_sums on 640 columns x 3000 segments, 15 ms with its tables aligned and 23 ms 48 bytes off; its
+    hybrid_counts on ru-en's shapes, 16 ms aligned and 17-19 ms 4 or 16 bytes off."""
+    import numpy as np
+
+    dt = np.dtype(dtype)
+    count = int(np.prod(shape, dtype=np.int64))
+    raw = np.empty(count * dt.itemsize + align, dtype=np.uint8)
+    start = -raw.ctypes.data % align
+    return raw[start:start + count * dt.itemsize].view(dt).reshape(shape)
+
+
 def in_threads(run: Callable[[int, int], object], n_rows: int, threads: int) -> None:
     """``run(b0, b1)`` over the rows ``[0, n_rows)`` split into ``threads`` contiguous ranges, one thread each (the
     kernels release the GIL, so they run at once); with one thread, in this one. The kernels compute each row on

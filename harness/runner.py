@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator, Mapping, Sequence, TextIO
 
+from . import native
 from .errors import HarnessError, Terminated, TrackingError
 from .job import figures, report
 from .job.analysis import analyse
@@ -271,6 +272,7 @@ def run_job(spec: JobSpec, config_yaml: str = "", out: TextIO | None = None) -> 
 
 def _run_job(spec: JobSpec, config_yaml: str, out: TextIO | None) -> Outcome:
     started = time.perf_counter()
+    native.keep_freed_memory()  # before the job's temporaries, for its forked copies too
     out = out or sys.stdout
     layout = layout_of(spec)
     spec = spec.for_target_language(None if layout is None else layout.target_lang)

@@ -268,3 +268,27 @@ def test_an_install_without_a_c_compiler_works_and_says_so_once(tmp_path, wmt21)
     version = subprocess.run([str(python), "-m", "harness.cli", "--version"], capture_output=True, text=True,
                              env=clean, cwd=tmp_path, check=True).stdout
     assert "numpy (the compiled kernels were not built" in version
+
+
+def test_keep_freed_memory_sets_glibcs_malloc_once():
+    """The job's malloc settings (native.keep_freed_memory): accepted by glibc (as on the machines the tests run
+    on), decided once per process; elsewhere nothing is changed and it says so."""
+    import platform
+
+    from harness import native
+
+    first = native.keep_freed_memory()
+    assert native.keep_freed_memory() is first
+    assert first is (platform.libc_ver()[0] == "glibc")
+
+
+def test_aligned_empty_starts_on_a_cache_line():
+    import numpy as np
+
+    from harness import native
+
+    for shape, dtype in (((3, 5), np.float32), (7, np.int64), ((2, 0), np.float64)):
+        a = native.aligned_empty(shape, dtype)
+        assert a.shape == (shape if isinstance(shape, tuple) else (shape,)) and a.dtype == dtype
+        assert a.flags.c_contiguous and a.flags.writeable
+        assert a.size == 0 or a.ctypes.data % 64 == 0  # an empty array has no data to place

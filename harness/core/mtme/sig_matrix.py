@@ -265,7 +265,8 @@ def soft_pairwise_accuracy_tester(metrics: ArrayLike, human_seg: ArrayLike, *, n
     z32 = np.ascontiguousarray(np.nan_to_num(z), dtype=np.float32)  # MTME casts each swapped matrix: elementwise
     # [V, S, P]: each metric's permuted sums, (signs @ metric.T).T computed as metric @ signs.T (the layout the
     # kernel reads, no transposed copy)
-    whole = (z32.reshape(-1, n) @ signs.T).reshape(nv, s_sys, n_permutations)
+    whole = native.aligned_empty((nv, s_sys, n_permutations), np.float32)  # hybrid_counts streams through it
+    np.matmul(z32.reshape(-1, n), signs.T, out=whole.reshape(-1, n_permutations))
     totals = np.sum(z32, axis=2)  # [V, S]: MTME's float32 system scores
 
     def draw(rng: np.random.Generator, k: int, a: NDArray[np.intp], b: NDArray[np.intp]) -> FloatArray:
@@ -308,13 +309,11 @@ def _signed_sums(x: NDArray[np.float32], bits: NDArray[np.uint8]) -> NDArray[np.
         raise ValueError(f"bits cover {nb * 8} segments, x has {n}")
     kern = native.kernels(KERNELS)
     if kern is not None:
-        out = np.empty((n_c, n_p), dtype=np.float32)
+        out = native.aligned_empty((n_c, n_p), np.float32)  # hybrid_counts streams through its rows
         tiles = -(-n_c // _SS_LANES)
         threads = max(1, min(native.cpus(), tiles))
         size = n_p * _SS_LANES + _SS_GROUP * 256 * _SS_LANES  # a multiple of 16 floats: every row 64-byte aligned
-        raw = np.empty(threads * size + 16, dtype=np.float32)
-        at = (-raw.ctypes.data % 64) // 4  # the tables' 32-byte rows on 64-byte lines: 15 ms instead of 23 ms
-        buf = raw[at:at + threads * size].reshape(threads, size)
+        buf = native.aligned_empty((threads, size), np.float32)  # the tables' 32-byte rows within cache lines
         starts = [tiles * t // threads for t in range(threads + 1)]
 
         def run(t0: int, t1: int) -> None:
@@ -371,7 +370,7 @@ def _hybrid_counts(whole: NDArray[np.float32], moved: NDArray[np.float32], total
         totals, moved_totals = np.ascontiguousarray(totals, np.float32), np.ascontiguousarray(moved_totals, np.float32)
         counts = np.empty((2 * q, s_sys * (s_sys - 1) // 2), dtype=np.int64)
         threads = max(1, min(native.cpus(), q))
-        buf = np.empty((threads, 2 * s_sys * n_p), dtype=np.float32)
+        buf = native.aligned_empty((threads, 2 * s_sys * n_p), np.float32)
         starts = [q * t // threads for t in range(threads + 1)]
 
         def run(t0: int, t1: int) -> None:
