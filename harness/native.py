@@ -172,9 +172,9 @@ def keep_freed_memory() -> bool:
     and faulting it in again: glibc's ``mallopt`` with blocks up to 32 MiB served from the heap (not each its own
     ``mmap``) and freed heap memory kept up to 512 MiB. The meta-evaluation's draws allocate and free temporaries of
     a few MiB thousands of times; on this machine a page faulted in costs about 6.5 us (200 MB in 1.3 s), so the
-    synthetic study (20 systems x 3000 segments) spent 6.8 s of system time and took 35.2 s, and 3.7 s and 32.7 s
-    with these settings (peak RSS 635 -> 755 MB: memory kept for reuse). Once per process; False where the C
-    library is not glibc (musl, macOS: nothing is changed there) or refuses."""
+    synthetic study (20 systems x 3000 segments) spent 6.8 s of system time and took 35.2 s, and 3.8-4.4 s and
+    31.7-34.4 s with these settings (peak RSS 635 -> 755 MB: memory kept for reuse). Once per process; False where
+    the C library is not glibc (musl, macOS: nothing is changed there) or refuses."""
     global _malloc_tuned
     if _malloc_tuned is None:
         _malloc_tuned = False

@@ -253,21 +253,16 @@ class ChrfReferences:
         integers as the numpy path (tested on the bundled data and against sacrebleu), 5 to 10 times as fast."""
         n, opts = self.n_lines, self.opts
         cps, lengths = _code_points(_char_lines(hypotheses, opts))
-        levels = [(cps, lengths, opts.char_order)]
+        levels = [(cps, _offsets(lengths), opts.char_order)]
         if opts.word_order:
             lines = [words(_cased(x, opts)) for x in hypotheses]
             levels.append((np.array([self.words.get(tok, -1) for toks in lines for tok in toks], dtype=np.int64),
-                           np.array([len(toks) for toks in lines], dtype=np.int64), opts.word_order))
-        offsets = []
-        for ids, lens, _ in levels:
-            off = np.zeros(n + 1, dtype=np.int64)
-            np.cumsum(lens, out=off[1:])
-            offsets.append(off)
+                           _offsets(np.array([len(toks) for toks in lines], dtype=np.int64)), opts.word_order))
         out = []
         for r in range(len(self.present)):
             stats = np.empty((n, opts.order, 3), dtype=np.int64)
             column = 0
-            for (ids, _, order), off, refs in zip(levels, offsets, self.encoded):
+            for (ids, off, order), refs in zip(levels, self.encoded):
                 matches, totals = count_ids(ids, off, refs[r], order)
                 ref_totals = np.maximum(refs[r].lengths[:, :1] - np.arange(order), 0)  # [n, order]: len - n + 1
                 stats[:, column:column + order, 0] = np.where(ref_totals > 0, totals, 0)
@@ -310,11 +305,16 @@ class ChrfReferences:
         return self.select(self.per_reference(hypotheses))
 
 
-def _encoded(ids: NDArray[np.int64], lengths: NDArray[np.int64], present: NDArray[np.bool_]) -> EncodedReferences:
-    """One reference stream's units for the compiled count: ``lengths[i]`` units of line ``i`` (``-1``: absent)."""
+def _offsets(lengths: NDArray[np.int64]) -> NDArray[np.int64]:
+    """Where each line's units start in the flat array, and the end: ``[0, cumsum(lengths)]``."""
     offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
-    return EncodedReferences(ids, offsets, np.where(present, lengths, -1)[:, None], None)
+    return offsets
+
+
+def _encoded(ids: NDArray[np.int64], lengths: NDArray[np.int64], present: NDArray[np.bool_]) -> EncodedReferences:
+    """One reference stream's units for the compiled count: ``lengths[i]`` units of line ``i`` (``-1``: absent)."""
+    return EncodedReferences(ids, _offsets(lengths), np.where(present, lengths, -1)[:, None], None)
 
 
 def _word_level(lines: Sequence[Sequence[str]], vocab: dict[str, int]) -> Level:
