@@ -41,6 +41,7 @@ usage: harness [KEY=VALUE ...] [-m KEY=A,B ...]
   seed=N n_samples=N      resampling (default 12345, 1000)
   output_dir=DIR runs_dir=DIR tracking_uri=URI tracking=false experiment_name=NAME
   significance=false correlation=false figures=false paper_protocol=true meta_eval=true compare=[[A,B]]
+  figure_formats=[png,pdf]   vector figures for a paper beside the PNGs (pdf, svg; default png only)
   progress=true|false verbose=true force=true
 
   -m                      sweep: one job per combination (hydra/launcher=joblib for local cores, =slurm)

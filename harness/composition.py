@@ -177,6 +177,8 @@ def one_line(exc: BaseException, overrides: Sequence[str]) -> ConfigError:
         key = re.sub(r"^\+?", "", str(key))
         if merging and "." not in key and "." in merging.group(1):  # OmegaConf names the key within its node
             key = merging.group(1).lstrip("+~")
+    if "is not a ListConfig, list or tuple" in reason:  # OmegaConf's words for a list key given one value
+        reason = f"expected a list in brackets, e.g. {key or 'key'}=[a,b] (one item: [a]); {reason}"
     return ConfigError(str(key or "config"), reason)
 
 

@@ -298,8 +298,8 @@ def _run_job(spec: JobSpec, config_yaml: str, out: TextIO | None) -> Outcome:
             # MLflow's child process starts MLflow meanwhile and lives until the job is logged; an error kills it
             tracker = tracking_child.enter_context(tracking_aside(spec, experiment, folder.lock_fds()))
             with contextlib.ExitStack() as stack:  # the figure drawer gets ready meanwhile; an error kills it
-                drawing = (stack.enter_context(figures.drawn_aside(staging, folder.lock_fds())) if spec.figures
-                           else None)
+                drawing = (stack.enter_context(figures.drawn_aside(staging, folder.lock_fds(), spec.figure_formats))
+                           if spec.figures else None)
                 cache = StatisticsCache(spec.runs_dir / "cache" / "stats", enabled=not spec.force)
                 with progress.phase("statistics", n_blocks(inputs, spec.variants), "block") as bar:
                     statistics = job_statistics(inputs, spec.variants, cache, progress=bar)

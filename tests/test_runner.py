@@ -49,9 +49,9 @@ def nested(uri: str, experiment: str) -> tuple[list, list]:
 
 @pytest.fixture(scope="module")
 def job(tmp_path_factory, small_dataset) -> tuple:
-    """One complete job (figures included) that the read-only tests below share."""
+    """One complete job (figures included, as PNG and PDF) that the read-only tests below share."""
     root = tmp_path_factory.mktemp("job")
-    return (*run(root, small_dataset, figures=True), root)
+    return (*run(root, small_dataset, figures=True, figure_formats=["pdf", "png"]), root)
 
 
 def test_a_job_publishes_one_complete_generation(job):
@@ -64,8 +64,10 @@ def test_a_job_publishes_one_complete_generation(job):
     assert status["status"] == "ok" and status["generation"] == manifest["generation"]
     trusted = verified_files(folder)
     for name in ("system_scores.parquet", "segment_scores.parquet", "significance.parquet", "correlations.parquet",
-                 "report.md", "config.yaml", "bleu_by_system.png", "bleu_by_system.pdf", "bleu_vs_human_human.png"):
+                 "report.md", "config.yaml", "bleu_by_system.png", "bleu_by_system.pdf", "bleu_vs_human_human.png",
+                 "bleu_vs_human_human.pdf"):
         assert name in trusted, name
+    assert not [name for name in trusted if name.endswith(".svg")]
     assert not [p for p in folder.iterdir() if p.name.startswith(".staging")]
     assert manifest["inputs_sha256"]["ref:ref-C"] == outcome.result.inputs.refs["ref-C"].sha256
     # files get the permissions the umask gives (not mkstemp's 0600)
@@ -246,7 +248,9 @@ def test_an_mlflow_that_fails_to_start_keeps_the_tables_and_is_tried_once(tmp_pa
     assert str(outcome.tracking_error) == "MLflow could not be started (RuntimeError: mlflow is broken)"
     pending = json.loads((outcome.folder / "tracking_pending.json").read_text())
     assert pending["error"] == str(outcome.tracking_error)
-    assert {"system_scores.parquet", "report.md", "bleu_by_system.png"} <= set(verified_files(outcome.folder))
+    trusted = set(verified_files(outcome.folder))
+    assert {"system_scores.parquet", "report.md", "bleu_by_system.png"} <= trusted
+    assert not [name for name in trusted if name.endswith(".pdf")]  # PNG only, unless figure_formats asks for more
 
 
 @pytest.mark.parametrize("sigint", ["default", "ignored"])

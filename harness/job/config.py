@@ -139,7 +139,10 @@ class HarnessConfig:
     segment_table: bool = True
     significance: bool = True
     correlation: bool = True
-    figures: bool = True  # PNG + PDF figures of the job (false: a faster job, e.g. in a large sweep)
+    figures: bool = True  # the job's figures (false: a faster job, e.g. in a large sweep)
+    #: The files each figure is written as: PNG always (the report and MLflow show it), ``pdf`` and ``svg`` (vector,
+    #: for a paper) on request, e.g. ``figure_formats=[png,pdf]``: a PDF costs a third of a figure's drawing time.
+    figure_formats: List[str] = field(default_factory=lambda: ["png"])
     paper_protocol: bool = False
     meta_eval: bool = False
     #: Pairs of systems to compare in depth (``[[A,B],...]``, or ``[[NAME]]`` for its last two versions): a
@@ -151,11 +154,15 @@ class HarnessConfig:
     verbose: bool = False
 
 
+#: What ``figure_formats`` may name (matplotlib's writers), in the order a figure's files are written.
+FIGURE_FORMATS = ("png", "pdf", "svg")
+
+
 #: Keys that change nothing in the job's results (where they go, how they are shown): left out of the job's name,
 #: its hash and its identity in MLflow.
 PRESENTATION_KEYS: frozenset[str] = frozenset({
     "output_dir", "runs_dir", "tracking_uri", "tracking", "tracking_retries", "tracking_timeout", "force",
-    "progress", "verbose"})
+    "progress", "verbose", "figure_formats"})
 
 
 #: The keys by which Hydra instantiates an object.

@@ -1,4 +1,5 @@
-"""Figures of a job, for a paper: PNG at 200 dpi and PDF (vector), a column (3.3 in) or a page (6.9 in) wide,
+"""Figures of a job, for a paper: PNG at 200 dpi (and vector PDF or SVG when asked for: ``formats``), a column
+(3.3 in) or a page (6.9 in) wide,
 drawn from the job's tables alone (:class:`FigureTables`: ``FigureTables.read(job_folder)`` redraws them).
 
 - ``bleu_by_system``: scores per system against the full reference set with bootstrap intervals, one panel (and
@@ -35,6 +36,8 @@ from .aside import Aside, aside, in_shares
 OKABE_ITO = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000"]
 MARKERS = ["o", "s", "D", "^", "v", "P", "X", "*"]
 DPI = 200
+#: What a figure is written as unless asked for more (``figure_formats``): a PDF costs a third of the drawing time.
+PNG_ONLY = ("png",)
 #: A paper's column and page widths (inches): a figure is one or the other.
 COLUMN, PAGE = 3.3, 6.9
 
@@ -60,14 +63,14 @@ def _freeze_layout(fig: Any) -> Any:
     return fig.canvas.get_renderer()
 
 
-def _save(fig: Any, folder: Path, stem: str) -> list[str]:
-    """``stem.png`` (200 dpi) and ``stem.pdf``, written atomically; returns their names. The layout is the one
-    frozen by :func:`_freeze_layout` (one draw per format)."""
+def _save(fig: Any, folder: Path, stem: str, formats: Sequence[str]) -> list[str]:
+    """``stem.png`` (200 dpi) and ``stem.<format>`` for each other of ``formats``, written atomically; returns
+    their names. The layout is the one frozen by :func:`_freeze_layout` (one draw per format)."""
     import io
 
     plt = pyplot()
     names = []
-    for ext in ("png", "pdf"):
+    for ext in formats:
         buffer = io.BytesIO()
         fig.savefig(buffer, format=ext, dpi=DPI)
         atomic_write(inside(folder, f"{stem}.{ext}"), buffer.getvalue())
@@ -152,7 +155,7 @@ def _higher(what: str) -> str:
     return f"{what}\n(higher is better)"
 
 
-def bleu_by_system(data: FigureTables, folder: Path) -> list[str]:
+def bleu_by_system(data: FigureTables, folder: Path, formats: Sequence[str] = PNG_ONLY) -> list[str]:
     """Scores per system, one panel per scale, the systems in one order everywhere (by the first variant's score,
     best on top)."""
     plt = pyplot()
@@ -203,7 +206,7 @@ def bleu_by_system(data: FigureTables, folder: Path) -> list[str]:
     fig.legend(handles, names, loc="outside lower center", ncol=min(4 if width == PAGE else 2, len(names)),
                frameon=False, title=f"references {data.full_refset}; bars: 95% bootstrap interval")
     _freeze_layout(fig)
-    return _save(fig, folder, "bleu_by_system")
+    return _save(fig, folder, "bleu_by_system", formats)
 
 
 def place_labels(ax: Any, xs: Sequence[float] | np.ndarray, ys: Sequence[float] | np.ndarray, texts: Sequence[str],
@@ -278,7 +281,7 @@ def _leader(ax: Any, box: tuple[float, float, float, float], point: np.ndarray, 
     ax.plot([x0, x1], [y0, y1], lw=0.4, color="0.5", scalex=False, scaley=False, clip_on=False, zorder=2.5)
 
 
-def _bleu_vs_human(data: FigureTables, kind: str, folder: Path) -> list[str]:
+def _bleu_vs_human(data: FigureTables, kind: str, folder: Path, formats: Sequence[str] = PNG_ONLY) -> list[str]:
     """Each distinct variant's score against one kind of human scores, one panel each (column width for one,
     two columns at page width for more; variants with the same score for every system share a panel, titled with
     all their names), least-squares line over the MT systems, human translations marked."""
@@ -334,10 +337,10 @@ def _bleu_vs_human(data: FigureTables, kind: str, folder: Path) -> list[str]:
     renderer = _freeze_layout(fig)  # labels are placed in the final display coordinates
     for ax, x, y, text in points:
         place_labels(ax, x, y, text, renderer, fontsize=5.5)
-    return _save(fig, folder, f"bleu_vs_human_{kind}")
+    return _save(fig, folder, f"bleu_vs_human_{kind}", formats)
 
 
-def blocks(data: FigureTables, folder: Path) -> list[str]:
+def blocks(data: FigureTables, folder: Path, formats: Sequence[str] = PNG_ONLY) -> list[str]:
     if not data.blocks:
         return []
     plt = pyplot()
@@ -356,54 +359,62 @@ def blocks(data: FigureTables, folder: Path) -> list[str]:
     ax.grid(axis="x", alpha=0.3)
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     _freeze_layout(fig)
-    return _save(fig, folder, "blocks")
+    return _save(fig, folder, "blocks", formats)
 
 
-def _figures(result: FigureTables) -> list[Callable[[Path], list[str]]]:
-    """Every figure of the job as a function of the folder it is drawn into, in the order of :func:`draw`."""
-    return [partial(bleu_by_system, result), *(partial(_bleu_vs_human, result, k) for k in result.kinds),
-            *([partial(blocks, result)] if result.blocks else [])]
+def _figures(result: FigureTables, formats: Sequence[str] = PNG_ONLY) -> list[Callable[[Path], list[str]]]:
+    """Every figure of the job as a function of the folder it is drawn into (as ``formats``), in the order of
+    :func:`draw`."""
+    return [partial(bleu_by_system, result, formats=formats),
+            *(partial(_bleu_vs_human, result, k, formats=formats) for k in result.kinds),
+            *([partial(blocks, result, formats=formats)] if result.blocks else [])]
 
 
-def draw(result: FigureTables, folder: Path) -> list[str]:
-    """Every figure of the job into ``folder``; returns the file names."""
-    return [name for names in _draw_share(result, folder, 0, 1) for name in names]
+def draw(result: FigureTables, folder: Path, formats: Sequence[str] = PNG_ONLY) -> list[str]:
+    """Every figure of the job into ``folder``, each as every one of ``formats`` (``png`` first: ``figure_formats``
+    of the job's config); returns the file names."""
+    return [name for names in _draw_share(result, folder, 0, 1, formats) for name in names]
 
 
-def _draw_share(result: FigureTables, folder: Path, share: int, shares: int) -> list[list[str]]:
+def _draw_share(result: FigureTables, folder: Path, share: int, shares: int, formats: Sequence[str]
+                ) -> list[list[str]]:
     """Figures ``share``, ``share + shares``, ... of :func:`_figures`; the file names of each."""
-    return [fig(folder) for fig in _figures(result)[share::shares]]
+    return [fig(folder) for fig in _figures(result, formats)[share::shares]]
 
 
-def warm_up() -> None:
-    """What drawing needs before it has anything to draw: pyplot, both writers, the PDF font subsetter and the
-    font (imports and look-ups; drawing a figure ahead would save little more)."""
+def warm_up(formats: Sequence[str] = PNG_ONLY) -> None:
+    """What drawing needs before it has anything to draw: pyplot, the writers of ``formats`` (PDF's font subsetter
+    too) and the font (imports and look-ups; drawing a figure ahead would save little more)."""
     pyplot()
-    import fontTools.subset  # type: ignore[import-untyped]  # noqa: F401 - the PDF writer's, imported when the first PDF is saved
     import matplotlib.backends.backend_agg  # noqa: F401
-    import matplotlib.backends.backend_pdf  # noqa: F401
     from matplotlib import font_manager
 
+    if "pdf" in formats:
+        import fontTools.subset  # type: ignore[import-untyped]  # noqa: F401 - the PDF writer's, imported when the first PDF is saved
+        import matplotlib.backends.backend_pdf  # noqa: F401
+    if "svg" in formats:
+        import matplotlib.backends.backend_svg  # noqa: F401
     font_manager.findfont(font_manager.FontProperties())
 
 
-def _draw_split(result: FigureTables, folder: Path) -> list[str]:
+def _draw_split(result: FigureTables, folder: Path, formats: Sequence[str] = PNG_ONLY) -> list[str]:
     """Every figure, drawn by this process and, on two cores with two figures or more, a copy of it forked now
     (warm: nothing to import again; :func:`~.aside.in_shares`), each every second figure; the file names in the
     order of :func:`draw`."""
     shares = min(2, native.cpus(), len(_figures(result))) or 1
-    parts = in_shares(lambda share, _progress: _draw_share(result, folder, share, shares), list(range(shares)),
-                      "drawing the figures")
+    parts = in_shares(lambda share, _progress: _draw_share(result, folder, share, shares, formats),
+                      list(range(shares)), "drawing the figures")
     return [name for k in range(sum(len(p) for p in parts)) for name in parts[k % shares][k // shares]]
 
 
 @contextlib.contextmanager
-def drawn_aside(folder: Path, close_fds: Sequence[int] = ()) -> Iterator[Aside]:
+def drawn_aside(folder: Path, close_fds: Sequence[int] = (), formats: Sequence[str] = PNG_ONLY) -> Iterator[Aside]:
     """A forked child process that gets ready to draw at once (:func:`warm_up`, while the caller computes the
     result), and draws every figure of the result it is sent (:meth:`~harness.job.aside.Aside.send`) into
     ``folder`` while the caller goes on (:func:`harness.job.aside.aside`; the figures split over two processes,
     see :func:`_draw_split`). The block's value (its :attr:`~harness.job.aside.Aside.pid` the child's), called,
     waits and returns the file names (as :func:`draw`) or raises the child's error; leaving the block without
     waiting kills the child. ``close_fds`` are closed in the child."""
-    with aside(partial(_draw_split, folder=folder), "drawing the figures", close_fds, prepare=warm_up) as child:
+    with aside(partial(_draw_split, folder=folder, formats=formats), "drawing the figures", close_fds,
+               prepare=partial(warm_up, formats)) as child:
         yield child

@@ -39,7 +39,7 @@ from ..core.profiles import get_profile
 from ..core.resampling import check_n_samples, check_seed
 from ..errors import ConfigError
 from ..text.reading import safe_name
-from .config import PRESENTATION_KEYS, HarnessConfig, bleu_variant, chrf_variant, harness_config
+from .config import FIGURE_FORMATS, PRESENTATION_KEYS, HarnessConfig, bleu_variant, chrf_variant, harness_config
 
 DEMO_DATASET = "wmt21_news_ende"
 #: ``dataset.refsets`` values besides an explicit list of lists.
@@ -174,6 +174,7 @@ class JobSpec:
     overrides: tuple[str, ...]
     target_lang: str | None = None  # dataset.target_lang (None: the dataset's meta.json says, if anything)
     metrics: str | tuple[str, ...] = "all"  # imported metrics: all, none, or names (metrics/NAME/ of the dataset)
+    figure_formats: tuple[str, ...] = ("png",)  # the files of each figure (png first)
     config: Mapping[str, Any] = field(repr=False, compare=False, default_factory=dict)
 
     def folder(self, experiment: str) -> Path:
@@ -573,8 +574,23 @@ def build_spec(config: HarnessConfig | Mapping[str, Any], overrides: Sequence[st
         overrides=tuple(overrides),
         target_lang=None if ds.target_lang is None else _language(ds.target_lang),
         metrics=_metrics_selection(cfg.metrics),
+        figure_formats=_figure_formats(cfg.figure_formats),
         config=asdict(cfg),
     )
+
+
+def _figure_formats(value: Any) -> tuple[str, ...]:
+    """``figure_formats``: PNG first (the report and MLflow show it), then each other format asked for, once."""
+    given = [value] if isinstance(value, str) else list(value or [])
+    unknown = [f for f in given if f not in FIGURE_FORMATS]
+    if unknown:
+        raise ConfigError("figure_formats", f"unknown figure format {unknown[0]!r}", choices=list(FIGURE_FORMATS),
+                          got=value)
+    if "png" not in given:
+        raise ConfigError("figure_formats", "png is always written (the report and MLflow show it); add the "
+                          "others to it, e.g. figure_formats=[png,pdf], or draw no figures with figures=false",
+                          got=value)
+    return tuple(f for f in FIGURE_FORMATS if f in given)
 
 
 def family_digest(spec: JobSpec) -> str:

@@ -115,6 +115,8 @@ def test_the_allow_list_is_what_the_shipped_configs_name():
     (["+bleu.mine={tokenize:intl}"], "harness: error: bleu.mine: a new BLEU variant starts from a shipped one: "
                                      "+bleu@bleu.mine=intl"),
     (["experiment=nope"], "harness: error: experiment: no experiment config 'nope'"),
+    (["figure_formats=pdf"], "harness: error: figure_formats: expected a list in brackets, e.g. "
+                             "figure_formats=[a,b] (one item: [a])"),
     (["bleu=[sacrebleu,"], "harness: error: override: cannot parse"),
     (["-m", "bleu=sacrebleu,bogus"], "harness: error: bleu: no bleu config 'bogus'"),
 ])

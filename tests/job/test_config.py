@@ -103,7 +103,8 @@ def test_presentation_keys_are_top_level_keys_that_leave_a_job_the_same(tmp_path
     base = build_spec(base_config(tmp_path, seed=7), ["seed=7"])
     values = {"output_dir": str(tmp_path / "elsewhere"), "runs_dir": str(tmp_path / "runs2"),
               "tracking_uri": "http://127.0.0.1:1", "tracking": False, "tracking_retries": 5,
-              "tracking_timeout": 3, "force": True, "progress": True, "verbose": True}
+              "tracking_timeout": 3, "force": True, "progress": True, "verbose": True,
+              "figure_formats": ["png", "pdf"]}
     assert values.keys() == PRESENTATION_KEYS  # a new presentation key gets a value here
     hashes = {"ref:r": "0" * 64}
     for key, value in values.items():

@@ -53,37 +53,40 @@ def test_paper_protocol_sections(paper):
 
 @pytest.fixture(scope="module")
 def drawn_here(paper, tmp_path_factory):
-    """(names, folder): the paper job's figures drawn once, in this process; the other tests compare with them."""
+    """(names, folder): the paper job's figures drawn once, in this process, in every format (as
+    ``figure_formats=[svg,pdf,png]`` asks); the other tests compare with them."""
     result, _ = paper
     folder = tmp_path_factory.mktemp("here")
-    return figures.draw(figures.FigureTables.of_result(result), folder), folder
+    return figures.draw(figures.FigureTables.of_result(result), folder, ("png", "pdf", "svg")), folder
 
 
 def test_figures_for_a_paper(drawn_here):
     names, tmp = drawn_here
-    assert {"bleu_by_system.png", "bleu_by_system.pdf", "bleu_vs_human_mqm.png", "bleu_vs_human_mqm.pdf",
-            "blocks.png", "blocks.pdf"} <= set(names)
+    assert names == [f"{stem}.{ext}" for stem in ("bleu_by_system", "bleu_vs_human_mqm", "blocks")
+                     for ext in ("png", "pdf", "svg")]
     from PIL import Image
 
     with Image.open(tmp / "bleu_by_system.png") as img:
         dpi = img.info.get("dpi", (0, 0))
         assert round(dpi[0]) == 200 and img.size[0] > 1000
     assert (tmp / "bleu_vs_human_mqm.pdf").read_bytes().startswith(b"%PDF")
+    assert b"<svg" in (tmp / "blocks.svg").read_bytes()[:1000]
 
 
 def test_figures_drawn_aside_are_the_figures_drawn_here(paper, drawn_here, tmp_path):
     """A forked child, warmed up before it has the result (matplotlib imported, a figure drawn to memory), draws
-    the same files (PNG bytes equal) and returns their names in the same order; the parent goes on meanwhile."""
+    the same files (PNG bytes equal) and returns their names in the same order; the parent goes on meanwhile.
+    Unless asked for more, a figure is a PNG only."""
     result, _ = paper
     names, here = drawn_here
-    assert len(names) == 2 * 3  # BLEU per system, BLEU vs MQM, the blocks: PNG and PDF each
+    pngs = [n for n in names if n.endswith(".png")]
+    assert len(pngs) == 3  # BLEU per system, BLEU vs MQM, the blocks
     with figures.drawn_aside(tmp_path) as wait:
         wait.send(figures.FigureTables.of_result(result))
-        assert wait() == names and wait() == names
-    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(names)
-    for name in names:
-        if name.endswith(".png"):
-            assert (tmp_path / name).read_bytes() == (here / name).read_bytes(), name
+        assert wait() == pngs and wait() == pngs
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(pngs)
+    for name in pngs:
+        assert (tmp_path / name).read_bytes() == (here / name).read_bytes(), name
 
 
 def _alive(pid: int) -> bool:
@@ -100,9 +103,9 @@ def test_without_fork_the_figures_are_drawn_in_process_when_sent(paper, tmp_path
     result, _ = paper
     monkeypatch.delattr(os, "fork")
     warmed = []
-    monkeypatch.setattr(figures, "warm_up", lambda: warmed.append(True))
+    monkeypatch.setattr(figures, "warm_up", lambda formats: warmed.append(True))
 
-    def share(result, folder, share, shares):  # figure k of three, drawn by this process
+    def share(result, folder, share, shares, formats):  # figure k of three, drawn by this process
         assert warmed == [True]
         names = [f"{k}-{os.getpid()}.png" for k in range(3)[share::shares]]
         for name in names:
@@ -122,7 +125,7 @@ def test_two_processes_draw_every_second_figure_each(paper, tmp_path, monkeypatc
     """On two cores the warm child forks a copy of itself once it has the result: figures 0 and 2 are drawn by
     one process, figure 1 by another; the names come back in the order of the figures."""
     result, _ = paper
-    monkeypatch.setattr(figures, "_draw_share", lambda result, folder, share, shares: [
+    monkeypatch.setattr(figures, "_draw_share", lambda result, folder, share, shares, formats: [
         [f"{k}:{os.getpid()}"] for k in range(3)[share::shares]])
     with figures.drawn_aside(tmp_path) as wait:
         wait.send(figures.FigureTables.of_result(result))
@@ -136,7 +139,7 @@ def test_two_processes_draw_every_second_figure_each(paper, tmp_path, monkeypatc
 def test_a_failing_child_is_an_error_naming_its_cause(paper, tmp_path, monkeypatch):
     result, _ = paper
 
-    def broken(result, folder, share, shares):
+    def broken(result, folder, share, shares, formats):
         raise ValueError("no such colour")
 
     monkeypatch.setattr(figures, "_draw_share", broken)  # the children inherit it
@@ -157,7 +160,7 @@ def test_the_children_get_ready_before_the_result_and_a_failed_warm_up_is_the_er
     result, _ = paper
     ready = tmp_path / "ready"
     ready.mkdir()
-    monkeypatch.setattr(figures, "warm_up", lambda: (ready / str(os.getpid())).touch())
+    monkeypatch.setattr(figures, "warm_up", lambda formats: (ready / str(os.getpid())).touch())
     with figures.drawn_aside(tmp_path / "out") as wait:
         for _ in range(6000):
             if (ready / str(wait.pid)).exists():
@@ -166,7 +169,7 @@ def test_the_children_get_ready_before_the_result_and_a_failed_warm_up_is_the_er
         assert (ready / str(wait.pid)).exists()  # nothing sent yet
         assert _alive(wait.pid)  # and the child waits for it
 
-    def broken() -> None:
+    def broken(formats) -> None:
         raise ImportError("no module named 'matplotlib'")
 
     monkeypatch.setattr(figures, "warm_up", broken)
@@ -195,7 +198,7 @@ def test_the_child_lets_the_folder_lock_go_and_dies_with_the_block(paper, tmp_pa
     fcntl.flock(fd, fcntl.LOCK_EX)
     started = tmp_path / "started"
 
-    def stuck(result, folder, share, shares):  # says it has started, then draws "forever"
+    def stuck(result, folder, share, shares, formats):  # says it has started, then draws "forever"
         (started / str(share)).write_text(str(os.getpid()))
         time.sleep(60)
         return []
@@ -334,7 +337,7 @@ def test_variants_with_the_same_points_share_a_scatter_panel(tmp_path, monkeypat
     assert figures._same_points(data, ["a", "b", "c", "d"]) == [["a", "b"], ["c"], ["d"]]
     titles: list[str] = []
 
-    def keep_titles(fig, folder, stem):
+    def keep_titles(fig, folder, stem, formats):
         titles.extend(ax.get_title() for ax in fig.axes if ax.get_visible())
         figures.pyplot().close(fig)
         return [f"{stem}.png"]

@@ -131,6 +131,24 @@ def test_bad_values_are_config_errors_listing_choices(composed, override, key, v
     assert err.value.key == key and valid in str(err.value)
 
 
+@pytest.mark.parametrize("override,want", [
+    ("figure_formats=[png,eps]", "unknown figure format 'eps' (valid: png, pdf, svg)"),
+    ("figure_formats=[pdf]", "png is always written (the report and MLflow show it)"),
+    ("figure_formats=[]", "png is always written"),
+])
+def test_figure_formats_name_known_writers_and_keep_the_png(composed, override, want, tmp_path):
+    config, overrides = composed(override, f"runs_dir={tmp_path}")
+    with pytest.raises(ConfigError) as err:
+        build_spec(config, overrides)
+    assert err.value.key == "figure_formats" and want in str(err.value)
+
+
+def test_figure_formats_are_png_first_then_each_asked_for_once(composed, tmp_path):
+    assert build_spec(*composed(f"runs_dir={tmp_path}")).figure_formats == ("png",)
+    config, overrides = composed("figure_formats=[svg,png,pdf,svg]", f"runs_dir={tmp_path}")
+    assert build_spec(config, overrides).figure_formats == ("png", "pdf", "svg")
+
+
 @pytest.mark.parametrize("override,key", [("seed=-1", "seed"), ("n_samples=0", "n_samples"),
                                           ("n_samples=-5", "n_samples"), ("seed=99999999999999999999", "seed"),
                                           ("tracking_retries=-1", "tracking_retries")])
