@@ -588,40 +588,40 @@ static int64_t count(const int64_t *h_ids, const int64_t *h_off, const int64_t *
 
 /* Kendall tau-b of every weighting weights[b * n:(b + 1) * n], b0 <= b < b1, into out[b] (harness.core.correlation
    .tau_b): concordant minus discordant pairs from a Fenwick tree over the dense y ranks of the items sorted by x,
-   the tie counts from the weighted group sizes, as scipy.stats.kendalltau(variant='b') on the resample */
+   the tie counts from the weighted group sizes, as scipy.stats.kendalltau(variant='b') on the resample. y_sum holds
+   2 * n_y doubles: the weight of each y rank in the resample, then in the groups before the current one (the
+   earlier items tied in y: one tree query per item instead of two; the weights are counts, every sum is exact).
+   Items of weight 0 go through the same steps, adding 0 (no sum changes): a bootstrap resample leaves out a third
+   of the items at random, and a branch skipping them, mispredicted that often, cost more than their work (1000
+   resamples of 9000 items: 0.19 s with the branch and two queries, 0.087 s without both) */
 static int64_t tau_b(const int64_t *y_rank, const int64_t *starts, const double *weights, const int64_t *params,
                      double *out, double *tree, double *y_sum) {
     int64_t n_y = params[0], n_groups = params[1] - 1, n = params[2], b0 = params[3], b1 = params[4];
+    double *y_before = y_sum + n_y;
     for (int64_t b = b0; b < b1; b++) {
         int64_t base = b * n;
         for (int64_t i = 0; i < n_y + 1; i++) tree[i] = 0.0;
-        for (int64_t i = 0; i < n_y; i++) y_sum[i] = 0.0;
+        for (int64_t i = 0; i < 2 * n_y; i++) y_sum[i] = 0.0;
         double total = 0.0, x_ties = 0.0, s = 0.0, seen = 0.0;
         for (int64_t g = 0; g < n_groups; g++) {
             double group = 0.0;
             for (int64_t k = starts[g]; k < starts[g + 1]; k++) {
                 double wk = weights[base + k];
-                if (wk == 0) continue;
                 int64_t r = y_rank[k], i = r;
-                double less = 0.0, acc = 0.0;
+                double less = 0.0;
                 while (i > 0) {
                     less += tree[i];
                     i -= i & (-i);
                 }
-                i = r + 1;
-                while (i > 0) {
-                    acc += tree[i];
-                    i -= i & (-i);
-                }
-                double greater = seen - acc;
+                double greater = seen - less - y_before[r];
                 s += wk * (less - greater);
                 group += wk;
                 y_sum[r] += wk;
             }
             for (int64_t k = starts[g]; k < starts[g + 1]; k++) {
                 double wk = weights[base + k];
-                if (wk == 0) continue;
                 for (int64_t i = y_rank[k] + 1; i <= n_y; i += i & (-i)) tree[i] += wk;
+                y_before[y_rank[k]] += wk;
             }
             seen += group;
             total += group;

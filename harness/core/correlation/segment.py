@@ -241,7 +241,7 @@ def tau_b(kern: Any, y_rank: NDArray[np.int64], starts: NDArray[np.int64], weigh
 
     def run(b0: int, b1: int) -> None:
         params = np.array([n_y, starts.size, n, b0, b1], dtype=np.int64)
-        tree, y_sum = np.zeros(n_y + 1), np.zeros(max(n_y, 1))
+        tree, y_sum = np.zeros(n_y + 1), np.zeros(2 * max(n_y, 1))  # the kernel's 2 * n_y sums of y ranks
         kern.tau_b(y_rank.ctypes.data, starts.ctypes.data, weights.ctypes.data, params.ctypes.data,
                    out.ctypes.data, tree.ctypes.data, y_sum.ctypes.data)
 
