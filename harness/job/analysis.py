@@ -369,7 +369,10 @@ def analyse(spec: JobSpec, inputs: Inputs, statistics: Statistics, experiment: s
     if (spec.correlation or spec.paper_protocol) and not inputs.human:
         log.info("no human judgments in this job: no correlations")
     if spec.correlation or spec.paper_protocol:
-        # each kind of human scores on its own: the kinds are split over the cores (forked copies of this process)
+        # each kind of human scores on its own: the kinds are split over the cores (forked copies of this process),
+        # which all need scipy.stats: imported here once, before the fork, not once in every copy (0.6 s of CPU each)
+        if len(inputs.human) > 1:
+            import scipy.stats  # noqa: F401
         judged = in_shares(partial(_judged, spec, inputs, cells), inputs.human, "correlating with the human scores",
                            progress, raises=(HarnessError,))
         for found, left_out, differences_of_kind, ranked in judged:
