@@ -586,65 +586,86 @@ static int64_t count(const int64_t *h_ids, const int64_t *h_off, const int64_t *
     return 0;
 }
 
-/* Kendall tau-b of every weighting weights[b * n:(b + 1) * n], b0 <= b < b1, into out[b] (harness.core.correlation
-   .tau_b): concordant minus discordant pairs from a Fenwick tree over the dense y ranks of the items sorted by x,
-   the tie counts from the weighted group sizes, as scipy.stats.kendalltau(variant='b') on the resample. y_sum holds
-   2 * n_y doubles: the weight of each y rank in the resample, then in the groups before the current one (the
-   earlier items tied in y: one tree query per item instead of two; the weights are counts, every sum is exact).
-   Items of weight 0 go through the same steps, adding 0 (no sum changes): a bootstrap resample leaves out a third
-   of the items at random, and a branch skipping them, mispredicted that often, cost more than their work (1000
-   resamples of 9000 items: 0.19 s with the branch and two queries, 0.087 s without both) */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__linux__)
+/* a loop compiled twice, for AVX2 (e.g. 8 float comparisons per instruction) and the baseline (SSE2: 4); the
+   loader picks one for the CPU at start-up (GCC's ifunc). Both do the same operations in the same order: the
+   same numbers */
+#define HARNESS_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define HARNESS_CLONES
+#endif
+
+/* Kendall tau-b of resampled weightings (harness.core.correlation.tau_b), TAU_LANES resamples at a time: the weights
+   of block k are weights[k * n * TAU_LANES:(k + 1) * n * TAU_LANES], item-major (item i's weight in resample
+   k * TAU_LANES + l at [i * TAU_LANES + l]), its tau-b values out[k * TAU_LANES + l], for the blocks k0 <= k < k1.
+   For each resample: concordant minus discordant pairs from a Fenwick tree over the dense y ranks of the items
+   sorted by x, the earlier items tied in y from the weight of each y rank in the groups before the current one
+   (y_before), the tie counts from the weighted group sizes, as scipy.stats.kendalltau(variant='b') on the resample.
+   Every node of the tree and of y_before holds the TAU_LANES resamples' sums side by side, one cache line: a large
+   tree (tens of thousands of y ranks) is read once per item for all of them, where one resample at a time read it
+   once per resample, and the lanes are one vector operation. Items of weight 0 go through the same steps, adding
+   0: a bootstrap resample leaves out a third of the items at random, and a branch skipping them, mispredicted that
+   often, cost more than their work. The weights are counts: every sum is an exact integer, in any order, so the
+   values are those of one resample at a time. tree: (n_y + 1) * TAU_LANES doubles, y_before: n_y * TAU_LANES. */
+#define TAU_LANES 8
+
+HARNESS_CLONES
 static int64_t tau_b(const int64_t *y_rank, const int64_t *starts, const double *weights, const int64_t *params,
-                     double *out, double *tree, double *y_sum) {
-    int64_t n_y = params[0], n_groups = params[1] - 1, n = params[2], b0 = params[3], b1 = params[4];
-    double *y_before = y_sum + n_y;
-    for (int64_t b = b0; b < b1; b++) {
-        int64_t base = b * n;
-        for (int64_t i = 0; i < n_y + 1; i++) tree[i] = 0.0;
-        for (int64_t i = 0; i < 2 * n_y; i++) y_sum[i] = 0.0;
-        double total = 0.0, x_ties = 0.0, s = 0.0, seen = 0.0;
+                     double *out, double *tree, double *y_before) {
+    int64_t n_y = params[0], n_groups = params[1] - 1, n = params[2], k0 = params[3], k1 = params[4];
+    for (int64_t blk = k0; blk < k1; blk++) {
+        const double *w = weights + blk * n * TAU_LANES;
+        memset(tree, 0, (size_t)(n_y + 1) * TAU_LANES * sizeof(double));
+        memset(y_before, 0, (size_t)n_y * TAU_LANES * sizeof(double));
+        double total[TAU_LANES] = {0}, x_ties[TAU_LANES] = {0}, s[TAU_LANES] = {0}, seen[TAU_LANES] = {0};
         for (int64_t g = 0; g < n_groups; g++) {
-            double group = 0.0;
+            double group[TAU_LANES] = {0};
             for (int64_t k = starts[g]; k < starts[g + 1]; k++) {
-                double wk = weights[base + k];
+                const double *wk = w + k * TAU_LANES;
                 int64_t r = y_rank[k], i = r;
-                double less = 0.0;
+                double less[TAU_LANES] = {0};
                 while (i > 0) {
-                    less += tree[i];
+                    for (int l = 0; l < TAU_LANES; l++) less[l] += tree[i * TAU_LANES + l];
                     i -= i & (-i);
                 }
-                double greater = seen - less - y_before[r];
-                s += wk * (less - greater);
-                group += wk;
-                y_sum[r] += wk;
+                const double *tied = y_before + r * TAU_LANES;
+                for (int l = 0; l < TAU_LANES; l++) {
+                    double greater = seen[l] - less[l] - tied[l];
+                    s[l] += wk[l] * (less[l] - greater);
+                    group[l] += wk[l];
+                }
             }
             for (int64_t k = starts[g]; k < starts[g + 1]; k++) {
-                double wk = weights[base + k];
-                for (int64_t i = y_rank[k] + 1; i <= n_y; i += i & (-i)) tree[i] += wk;
-                y_before[y_rank[k]] += wk;
+                const double *wk = w + k * TAU_LANES;
+                for (int64_t i = y_rank[k] + 1; i <= n_y; i += i & (-i)) {
+                    for (int l = 0; l < TAU_LANES; l++) tree[i * TAU_LANES + l] += wk[l];
+                }
+                for (int l = 0; l < TAU_LANES; l++) y_before[y_rank[k] * TAU_LANES + l] += wk[l];
             }
-            seen += group;
-            total += group;
-            x_ties += group * (group - 1.0) / 2.0;
+            for (int l = 0; l < TAU_LANES; l++) {
+                seen[l] += group[l];
+                total[l] += group[l];
+                x_ties[l] += group[l] * (group[l] - 1.0) / 2.0;
+            }
         }
-        double y_ties = 0.0;
-        for (int64_t r = 0; r < n_y; r++) y_ties += y_sum[r] * (y_sum[r] - 1.0) / 2.0;
-        double pairs = total * (total - 1.0) / 2.0;
-        double denominator = (pairs - x_ties) * (pairs - y_ties);
-        out[b] = denominator > 0 ? s / sqrt(denominator) : NAN;
+        double y_ties[TAU_LANES] = {0}; /* y_before now holds every item: the weight of each y rank */
+        for (int64_t r = 0; r < n_y; r++) {
+            for (int l = 0; l < TAU_LANES; l++) {
+                double c = y_before[r * TAU_LANES + l];
+                y_ties[l] += c * (c - 1.0) / 2.0;
+            }
+        }
+        for (int l = 0; l < TAU_LANES; l++) {
+            double pairs = total[l] * (total[l] - 1.0) / 2.0;
+            double denominator = (pairs - x_ties[l]) * (pairs - y_ties[l]);
+            out[blk * TAU_LANES + l] = denominator > 0 ? s[l] / sqrt(denominator) : NAN;
+        }
     }
     return 0;
 }
 
 /* For every matrix b0 <= b < b1 and system pair i < j: how many permutations p have
    partial[b, i, p] - partial[b, j, p] >= sys_scores[b, i] - sys_scores[b, j], all float32 (MTME's numpy) */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__linux__)
-/* the same loop compiled twice, for AVX2 (8 comparisons per instruction) and the baseline (SSE2: 4); the loader
-   picks one for the CPU at start-up (GCC's ifunc). The comparisons are exact either way: the same counts */
-#define HARNESS_CLONES __attribute__((target_clones("avx2", "default")))
-#else
-#define HARNESS_CLONES
-#endif
 
 /* One matrix's counts: for every system pair i < j of part[s, n_p] (system scores tot[s]), how many permutations p
    have part[i, p] - part[j, p] >= tot[i] - tot[j], in float32 (MTME's numpy); out[pair], np.triu_indices order.

@@ -13,7 +13,7 @@ from numpy.typing import NDArray
 from ... import native
 from ...errors import InputError
 from ..resampling import check_level, seeded_counts
-from .batched import _batch_values, _checked, _chunks, _interval, _kendall_like_counts, _matrix_values
+from .batched import _CHUNK_ELEMENTS, _batch_values, _checked, _chunks, _interval, _kendall_like_counts, _matrix_values
 from .vectors import (
     _MIN_PAIRS,
     _MIN_PAIRS_ITEM,
@@ -200,9 +200,10 @@ def _weighted_kendall(x: FloatArray, y: FloatArray, w: FloatArray,
                       columns: NDArray[np.intp] | None = None) -> FloatArray:
     """Kendall tau-b of the items ``x``, ``y`` under every row of weights ``w[b, k]`` (integer counts), or, with
     ``columns``, of weights ``w[b, columns[k]]`` (item ``k`` weighs as often as its segment ``columns[k]`` occurs:
-    the items' weights are gathered in the order the kernel reads them, a chunk of resamples at a time; the items
-    are sorted once for all of them). Compiled (:data:`KENDALL`, the resamples split between the cores), or scipy
-    on each resample's repeated items when the compiled kernel cannot be had (the same values, far slower)."""
+    the items' weights are gathered in the order and layout the kernel reads them, a chunk of resamples at a time;
+    the items are sorted once for all of them). Compiled (:data:`KENDALL`, the resamples split between the cores),
+    or scipy on each resample's repeated items when the compiled kernel cannot be had (the same values, far
+    slower)."""
     order = np.lexsort((y, x))  # by x, then y
     xs, ys = x[order], y[order]
     index = order if columns is None else columns[order]
@@ -210,14 +211,15 @@ def _weighted_kendall(x: FloatArray, y: FloatArray, w: FloatArray,
     starts = np.flatnonzero(np.r_[True, xs[1:] != xs[:-1], True]).astype(np.int64)
     y_rank = np.unique(ys, return_inverse=True)[1].astype(np.int64)
     out = np.empty(w.shape[0])
-    for sl in _chunks(w.shape[0], index.size):
-        # np.take along axis 1 writes C order; w[:, index] would be Fortran order, and copied again for the kernel
-        weights = np.ascontiguousarray(np.take(w[sl], index, axis=1), dtype=np.float64)
+    step = TAU_LANES * max(1, _CHUNK_ELEMENTS // max(1, index.size * TAU_LANES))  # whole blocks of resamples
+    for b0 in range(0, w.shape[0], step):
+        chunk = w[b0:b0 + step]
         if kern is None:
-            out[sl] = [_scipy_tau_b(np.repeat(xs, row.astype(np.int64)), np.repeat(ys, row.astype(np.int64)))
-                       for row in weights]
+            reps = np.take(chunk, index, axis=1).astype(np.int64)
+            out[b0:b0 + step] = [_scipy_tau_b(np.repeat(xs, row), np.repeat(ys, row)) for row in reps]
         else:
-            out[sl] = np.clip(tau_b(kern, y_rank, starts, weights), -1.0, 1.0)
+            out[b0:b0 + len(chunk)] = np.clip(_tau_b_blocks(kern, y_rank, starts, _blocked(chunk, index)),
+                                             -1.0, 1.0)[:len(chunk)]
     return out
 
 
@@ -229,23 +231,52 @@ def _scipy_tau_b(x: FloatArray, y: FloatArray) -> float:
         return float(kendalltau(x, y).statistic) if x.size >= 2 else math.nan
 
 
+#: Resamples the Kendall kernel computes side by side (``TAU_LANES`` of ``harness/_kernels.c``).
+TAU_LANES = 8
+
+
+def _blocked(w: FloatArray, index: NDArray[np.intp] | None = None) -> FloatArray:
+    """Weights ``w[b, k]`` (or ``w[b, index[k]]``) in the kernel's layout: ``[block, item, lane]``, resample ``b`` in
+    block ``b // TAU_LANES``, lane ``b % TAU_LANES``; the last block padded with zero weights. The gather and the
+    transposition are one copy."""
+    n_b = w.shape[0]
+    padded = -(-n_b // TAU_LANES) * TAU_LANES
+    lanes = np.zeros((padded, w.shape[1]))
+    lanes[:n_b] = w
+    lanes = lanes.reshape(padded // TAU_LANES, TAU_LANES, w.shape[1]).transpose(0, 2, 1)  # [block, column, lane]
+    if index is None:
+        return np.ascontiguousarray(lanes)
+    return np.take(lanes, index, axis=1)  # C order: [block, item, lane]
+
+
 def tau_b(kern: Any, y_rank: NDArray[np.int64], starts: NDArray[np.int64], weights: FloatArray,
           threads: int | None = None) -> FloatArray:
-    """The compiled ``tau_b`` of every row of ``weights`` (C-contiguous float64), in ``threads`` threads (default:
-    one per core, at most one per 8 rows); the kernel releases the GIL, so they run at once."""
+    """The compiled ``tau_b`` of every row of ``weights`` (a resample's weight of each item, the items sorted by x;
+    ``y_rank`` their dense y ranks, ``starts`` where each group tied in x starts, and their end), in ``threads``
+    threads (default: one per core, at most one per block of resamples); the kernel releases the GIL, so they run
+    at once."""
+    return _tau_b_blocks(kern, y_rank, starts, _blocked(np.asarray(weights, dtype=np.float64)),
+                         threads)[:weights.shape[0]]
+
+
+def _tau_b_blocks(kern: Any, y_rank: NDArray[np.int64], starts: NDArray[np.int64], blocked: FloatArray,
+                  threads: int | None = None) -> FloatArray:
+    """:func:`tau_b` of weights already in the kernel's layout (:func:`_blocked`): one value per lane of every
+    block (the padding's NaN)."""
     y_rank, starts = (np.ascontiguousarray(a, dtype=np.int64) for a in (y_rank, starts))
-    weights = np.ascontiguousarray(weights, dtype=np.float64)  # the kernel reads raw memory: these types, dense
-    n_b, n = weights.shape
+    blocked = np.ascontiguousarray(blocked, dtype=np.float64)  # the kernel reads raw memory: these types, dense
+    n_blocks, n, _ = blocked.shape
     n_y = int(y_rank.max()) + 1 if y_rank.size else 0
-    out = np.full(n_b, np.nan)
+    out = np.full(n_blocks * TAU_LANES, np.nan)
 
-    def run(b0: int, b1: int) -> None:
-        params = np.array([n_y, starts.size, n, b0, b1], dtype=np.int64)
-        tree, y_sum = np.zeros(n_y + 1), np.zeros(2 * max(n_y, 1))  # the kernel's 2 * n_y sums of y ranks
-        kern.tau_b(y_rank.ctypes.data, starts.ctypes.data, weights.ctypes.data, params.ctypes.data,
-                   out.ctypes.data, tree.ctypes.data, y_sum.ctypes.data)
+    def run(k0: int, k1: int) -> None:
+        params = np.array([n_y, starts.size, n, k0, k1], dtype=np.int64)
+        tree = native.aligned_empty(((n_y + 1) * TAU_LANES,), np.float64)  # one cache line a node
+        y_before = native.aligned_empty((max(n_y, 1) * TAU_LANES,), np.float64)
+        kern.tau_b(y_rank.ctypes.data, starts.ctypes.data, blocked.ctypes.data, params.ctypes.data,
+                   out.ctypes.data, tree.ctypes.data, y_before.ctypes.data)
 
-    native.in_threads(run, n_b, threads or max(1, min(native.cpus(), n_b // 8)))
+    native.in_threads(run, n_blocks, threads or max(1, min(native.cpus(), n_blocks)))
     return out
 
 
