@@ -55,17 +55,11 @@ def pyplot() -> Any:
     return plt
 
 
-def _freeze_layout(fig: Any) -> Any:
-    """Lay the figure out once (constrained layout, without rendering pixels) and keep that layout for every later
-    draw; returns the renderer, for placing labels in the final display coordinates."""
-    fig.draw_without_rendering()
-    fig.set_layout_engine("none")
-    return fig.canvas.get_renderer()
-
-
 def _save(fig: Any, folder: Path, stem: str, formats: Sequence[str]) -> list[str]:
     """``stem.png`` (200 dpi) and ``stem.<format>`` for each other of ``formats``, written atomically; returns
-    their names. The layout is the one frozen by :func:`_freeze_layout` (one draw per format)."""
+    their names. The PNG's draw lays the figure out (constrained layout) and places its labels
+    (:func:`_labels_placed_when_drawn`); that layout is kept for every later format (one draw per format; laying
+    out without rendering first cost a third of a 12-panel figure)."""
     import io
 
     plt = pyplot()
@@ -73,6 +67,7 @@ def _save(fig: Any, folder: Path, stem: str, formats: Sequence[str]) -> list[str
     for ext in formats:
         buffer = io.BytesIO()
         fig.savefig(buffer, format=ext, dpi=DPI)
+        fig.set_layout_engine("none")  # what the first draw laid out stays
         atomic_write(inside(folder, f"{stem}.{ext}"), buffer.getvalue())
         names.append(f"{stem}.{ext}")
     plt.close(fig)
@@ -205,17 +200,35 @@ def bleu_by_system(data: FigureTables, folder: Path, formats: Sequence[str] = PN
                 names.append(lab)
     fig.legend(handles, names, loc="outside lower center", ncol=min(4 if width == PAGE else 2, len(names)),
                frameon=False, title=f"references {data.full_refset}; bars: 95% bootstrap interval")
-    _freeze_layout(fig)
     return _save(fig, folder, "bleu_by_system", formats)
 
 
+def _labels_placed_when_drawn(ax: Any, xs: Sequence[float] | np.ndarray, ys: Sequence[float] | np.ndarray,
+                              texts: Sequence[str], fontsize: float = 6.5) -> None:
+    """:func:`place_labels` at the first draw of the figure: an artist of ``ax`` that places the labels once the
+    layout is final (a figure's draw lays it out before it draws any artist), draws them in that draw, and leaves
+    them to the axes for later draws (the labels are the axes' texts and lines from then on)."""
+    from matplotlib.artist import Artist
+
+    class PlacedLabels(Artist):
+        placed = False
+
+        def draw(self, renderer: Any) -> None:
+            if not self.placed:
+                self.placed = True
+                for artist in place_labels(ax, xs, ys, texts, renderer, fontsize):
+                    artist.draw(renderer)  # added during the axes' draw: not in the list it draws
+
+    ax.add_artist(PlacedLabels()).set_zorder(3.5)  # above the markers, as the labels were
+
+
 def place_labels(ax: Any, xs: Sequence[float] | np.ndarray, ys: Sequence[float] | np.ndarray, texts: Sequence[str],
-                 renderer: Any,
-                 fontsize: float = 6.5) -> None:
+                 renderer: Any, fontsize: float = 6.5) -> list[Any]:
     """Labels beside their points where they overlap no other label and no marker and stay inside the axes: the
     nearest free place, right or left of the point, level with it or moved up or down in steps of half a label
     (greedy, lowest points first, in display coordinates), with a thin line back to the point when moved. Call it
-    after the figure's layout is final (the display coordinates must be those of the saved figure)."""
+    after the figure's layout is final (the display coordinates must be those of the saved figure); returns the
+    texts and lines it added to ``ax``, which are left out of any later layout."""
     trans = ax.transData
     pts = trans.transform(np.column_stack([xs, ys]))
     inside = ax.get_window_extent(renderer)
@@ -254,13 +267,17 @@ def place_labels(ax: Any, xs: Sequence[float] | np.ndarray, ys: Sequence[float] 
         target = trans.inverted().transform((box[0] if right else box[2], y))
         placed.append((i, target, box if abs(y - py) > pixel else None, right))  # a moved label keeps its box
     two_points = 2.0 * ax.figure.dpi / 72
+    added = []
     for i, (tx, ty), moved_box, right in placed:
-        ax.text(tx, ty, texts[i], fontsize=fontsize, ha="left" if right else "right", va="center")
         if moved_box is not None:
-            _leader(ax, moved_box, pts[i], two_points)
+            added += _leader(ax, moved_box, pts[i], two_points)
+        added.append(ax.text(tx, ty, texts[i], fontsize=fontsize, ha="left" if right else "right", va="center"))
+    for artist in added:
+        artist.set_in_layout(False)
+    return added
 
 
-def _leader(ax: Any, box: tuple[float, float, float, float], point: np.ndarray, two_points: float) -> None:
+def _leader(ax: Any, box: tuple[float, float, float, float], point: np.ndarray, two_points: float) -> list[Any]:
     """A thin grey line from a moved label (``box``, display coordinates) to its point, as ``annotate``'s arrow
     ``"-"`` drew it: aimed from the label's centre, beginning 2 points outside the label's box padded by 2 points
     and ending 2 points short of the point; a plain line, without the arrow's clipping against the box (a third of
@@ -269,16 +286,16 @@ def _leader(ax: Any, box: tuple[float, float, float, float], point: np.ndarray, 
     span = point - centre
     length = float(np.hypot(*span))
     if length == 0:
-        return
+        return []
     unit = span / length
     half = np.array([(box[2] - box[0]) / 2, (box[3] - box[1]) / 2]) + two_points  # the padded box
     with np.errstate(divide="ignore"):
         leave = float(np.min(np.where(unit != 0, half / np.abs(unit), np.inf)))  # where the line leaves it
     begin, end = leave + two_points, length - two_points
     if end <= begin:
-        return
+        return []
     (x0, y0), (x1, y1) = ax.transData.inverted().transform([centre + begin * unit, centre + end * unit])
-    ax.plot([x0, x1], [y0, y1], lw=0.4, color="0.5", scalex=False, scaley=False, clip_on=False, zorder=2.5)
+    return ax.plot([x0, x1], [y0, y1], lw=0.4, color="0.5", scalex=False, scaley=False, clip_on=False, zorder=2.5)
 
 
 def _bleu_vs_human(data: FigureTables, kind: str, folder: Path, formats: Sequence[str] = PNG_ONLY) -> list[str]:
@@ -334,9 +351,8 @@ def _bleu_vs_human(data: FigureTables, kind: str, folder: Path, formats: Sequenc
         points.append((ax, x, y, [_label(r) for r in rows]))
     handles, labels = axes[0][0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="outside lower center", ncol=3, frameon=False)
-    renderer = _freeze_layout(fig)  # labels are placed in the final display coordinates
-    for ax, x, y, text in points:
-        place_labels(ax, x, y, text, renderer, fontsize=5.5)
+    for ax, x, y, text in points:  # placed in the final display coordinates, when the figure is drawn
+        _labels_placed_when_drawn(ax, x, y, text, fontsize=5.5)
     return _save(fig, folder, f"bleu_vs_human_{kind}", formats)
 
 
@@ -358,7 +374,6 @@ def blocks(data: FigureTables, folder: Path, formats: Sequence[str] = PNG_ONLY) 
     ax.set_xlabel(_higher(f"mean BLEU over {len(first[0]['block_scores'])} blocks, +- one standard deviation"))
     ax.grid(axis="x", alpha=0.3)
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
-    _freeze_layout(fig)
     return _save(fig, folder, "blocks", formats)
 
 
