@@ -41,7 +41,7 @@ from .job.inputs import check_selection, dataset_name, layout_of, load_inputs
 from .job.result import JobResult
 from .job.spec import JobSpec, identity_digest
 from .job.statistics import StatisticsCache, job_statistics, n_blocks
-from .job.tables import build_tables, table_metadata
+from .job.tables import build_tables, segment_scores, table_metadata
 from .progress import Progress
 from .sinks.parquet import write_table
 from .storage.files import OutputError, atomic_write
@@ -101,12 +101,14 @@ def write_pairs(result: JobResult, staging: Path) -> None:
 def write_tables(result: JobResult, staging: Path, config_yaml: str, drawing: Aside | None = None
                  ) -> dict[str, pa.Table]:
     """The tables, the config and the pages of compared pairs into the staging folder; returns the tables (MLflow
-    previews the small ones). ``drawing`` (:func:`harness.job.figures.drawn_aside`) is sent the tables first and
-    draws the figures from them meanwhile."""
+    previews the small ones). ``drawing`` (:func:`harness.job.figures.drawn_aside`) is sent the tables it reads
+    first and draws the figures from them meanwhile: before the segment table, the largest, is built."""
     meta = table_metadata(result, config_yaml)
-    tables = build_tables(result)
+    tables = build_tables(result, segments=False)
     if drawing is not None:  # the figures are drawn from the tables alone: anyone can redraw them
         drawing.send(figures.FigureTables.of(tables, meta))
+    if result.spec.segment_table:
+        tables = {"system_scores": tables.pop("system_scores"), "segment_scores": segment_scores(result), **tables}
     for name, tab in tables.items():
         write_table(tab, staging / f"{name}.parquet", meta)
     atomic_write(staging / "config.yaml", config_yaml)

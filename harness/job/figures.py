@@ -58,8 +58,8 @@ def pyplot() -> Any:
 def _save(fig: Any, folder: Path, stem: str, formats: Sequence[str]) -> list[str]:
     """``stem.png`` (200 dpi) and ``stem.<format>`` for each other of ``formats``, written atomically; returns
     their names. The PNG's draw lays the figure out (constrained layout) and places its labels
-    (:func:`_labels_placed_when_drawn`); that layout is kept for every later format (one draw per format; laying
-    out without rendering first cost a third of a 12-panel figure)."""
+    (:func:`_labels_placed_when_drawn`); that layout is kept for every later format: one draw per format (a draw
+    to lay the figure out first cost 0.1 s of ru-en's 1.1-s figures of 12 panels)."""
     import io
 
     plt = pyplot()

@@ -223,11 +223,11 @@ def table_metadata(result: JobResult, config_yaml: str = "") -> dict[str, str]:
     return {k: v if isinstance(v, str) else json.dumps(v, default=str) for k, v in meta.items()}
 
 
-def build_tables(result: JobResult) -> dict[str, pa.Table]:
-    """Every table of the job, by name (``segment_scores`` only with ``segment_table``; ``variant_ranking`` with
-    ``meta_eval``)."""
+def build_tables(result: JobResult, segments: bool = True) -> dict[str, pa.Table]:
+    """Every table of the job, by name, in this order (``segment_scores`` only with ``segment_table`` and
+    ``segments``; ``variant_ranking`` with ``meta_eval``)."""
     out = {"system_scores": system_scores(result)}
-    if result.spec.segment_table:
+    if result.spec.segment_table and segments:
         out["segment_scores"] = segment_scores(result)
     out["significance"] = significance(result)
     out["correlations"] = correlations(result)
