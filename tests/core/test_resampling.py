@@ -35,3 +35,20 @@ def test_the_kept_counts_are_sacrebleus_resamples_in_every_chunking(n, samples, 
     drawn = np.concatenate([s for _, s in resampling.resampled_sums(X, samples, None, resampling.generator(12345),
                                                                      max_bytes=8 * rows * (3 * n + 24))])
     assert np.array_equal(kept, drawn)
+
+
+def test_resamples_too_many_for_float64_are_kept_as_bytes(monkeypatch):
+    """Counts too large to keep as float64 (a paired test's 4,000 resamples of 3,000 segments) are kept as bytes
+    when they fit: drawn once for every call with the same seed, and the sums are those of resamples drawn anew."""
+    n, samples = 300, 80
+    monkeypatch.setattr(resampling, "SEEDED_CACHE_BYTES", n * samples * 4)  # float64 too large, bytes fit
+    resampling._seeded_count_bytes.cache_clear()
+    X = np.random.default_rng(1).integers(0, 9, size=(3, n, 4)).astype(np.float64)
+    kept = np.concatenate([s for _, s in resampling.resampled_sums(X, samples, 7)])
+    drawn = np.concatenate([s for _, s in resampling.resampled_sums(X, samples, None, resampling.generator(7))])
+    assert np.array_equal(kept, drawn)
+    info = resampling._seeded_count_bytes.cache_info()
+    assert info.currsize == 1 and info.misses == 1
+    again = np.concatenate([s for _, s in resampling.resampled_sums(X, samples, 7)])
+    assert np.array_equal(again, kept) and resampling._seeded_count_bytes.cache_info().hits == 1
+    assert resampling._seeded_count_bytes(7, n, samples).dtype == np.uint8
