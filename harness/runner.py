@@ -108,7 +108,7 @@ def write_tables(result: JobResult, staging: Path, config_yaml: str, drawing: As
     if drawing is not None:  # the figures are drawn from the tables alone: anyone can redraw them
         drawing.send(figures.FigureTables.of(tables, meta))
     if result.spec.segment_table:
-        tables = {"system_scores": tables.pop("system_scores"), "segment_scores": segment_scores(result), **tables}
+        tables["segment_scores"] = segment_scores(result)
     for name, tab in tables.items():
         write_table(tab, staging / f"{name}.parquet", meta)
     atomic_write(staging / "config.yaml", config_yaml)

@@ -316,7 +316,6 @@ def _bleu_vs_human(data: FigureTables, kind: str, folder: Path, formats: Sequenc
                              squeeze=False, sharey=True, layout="constrained")
     for ax in axes.ravel()[len(variants):]:
         ax.set_visible(False)
-    points = []
     human_axis = _higher(f"{kind}" + ("" if info["higher_is_better"] else ", negated"))
     for k, (ax, v) in enumerate(zip(axes.ravel(), variants)):
         rows = [r for r in data.system_scores if r["variant"] == v and r[info["column"]] is not None
@@ -348,11 +347,10 @@ def _bleu_vs_human(data: FigureTables, kind: str, folder: Path, formats: Sequenc
             ypad = 0.1 * (np.ptp(y) or 1.0)
             ax.set_ylim(min(ax.get_ylim()[0], y.min() - ypad), max(ax.get_ylim()[1], y.max() + ypad))
         ax.xaxis.set_major_locator(plt.MaxNLocator(4))
-        points.append((ax, x, y, [_label(r) for r in rows]))
+        # placed in the final display coordinates, when the figure is drawn
+        _labels_placed_when_drawn(ax, x, y, [_label(r) for r in rows], fontsize=5.5)
     handles, labels = axes[0][0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="outside lower center", ncol=3, frameon=False)
-    for ax, x, y, text in points:  # placed in the final display coordinates, when the figure is drawn
-        _labels_placed_when_drawn(ax, x, y, text, fontsize=5.5)
     return _save(fig, folder, f"bleu_vs_human_{kind}", formats)
 
 

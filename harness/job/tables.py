@@ -224,8 +224,8 @@ def table_metadata(result: JobResult, config_yaml: str = "") -> dict[str, str]:
 
 
 def build_tables(result: JobResult, segments: bool = True) -> dict[str, pa.Table]:
-    """Every table of the job, by name, in this order (``segment_scores`` only with ``segment_table`` and
-    ``segments``; ``variant_ranking`` with ``meta_eval``)."""
+    """Every table of the job, by name (``segment_scores`` only with ``segment_table`` and ``segments``;
+    ``variant_ranking`` with ``meta_eval``)."""
     out = {"system_scores": system_scores(result)}
     if result.spec.segment_table and segments:
         out["segment_scores"] = segment_scores(result)
