@@ -17,7 +17,7 @@ import logging
 import os
 import threading
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, Sequence
 
 log = logging.getLogger(__name__)
 
@@ -231,6 +231,29 @@ def _pool(threads: int) -> Any:
 
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_POOLS.clear)
+
+
+def thread_map(work: Callable[[Any], Any], items: Sequence[Any]) -> list[Any]:
+    """``[work(item) for item in items]`` on :func:`cpus` threads of their own, in the order of ``items``: for
+    independent pieces of work whose time is numpy and the kernels (which release the GIL), so that one piece's
+    Python and single-threaded numpy run while another's kernels use the cores. Not the kernels' pool: the pieces
+    call :func:`in_threads`, whose chunks then queue in that pool behind each other (never more kernel threads
+    than cores, and no piece waits on a pool it occupies).
+
+    BLAS runs on one thread for the whole map, whatever the number of items and cores: its threads would compete
+    with the pieces', threadpoolctl's limits are process-wide (limits entered and left by two threads at once
+    restore each other's values), and OpenBLAS splits a long dot product over its threads, so its last bit (and,
+    through a tie, a permutation count) would depend on the machine's cores. ``work`` must not depend on the
+    order the pieces run in (explicit seeds, nothing shared that it writes)."""
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1, user_api="blas"):
+        if len(items) <= 1 or cpus() <= 1:
+            return [work(item) for item in items]
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(min(cpus(), len(items)), thread_name_prefix="harness-work") as pool:
+            return list(pool.map(work, items))
 
 
 def forget(kset: KernelSet) -> None:

@@ -22,6 +22,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from .. import native
 from ..core.blocks import block_protocol
 from ..core.correlation import (
     Correlation,
@@ -200,9 +201,9 @@ def correlations(spec: JobSpec, inputs: Inputs, cells: Sequence[Cell], human: Hu
     for c in cells:
         if c.system.label in scored:
             groups.setdefault((c.refset, c.variant.name), []).append(c)
-    for (refset, variant), group in groups.items():
-        if progress is not None:
-            progress.update(1)
+
+    def correlate(item: tuple[tuple[str, str], list[Cell]]) -> list[CorrelationResult]:
+        (refset, variant), group = item
         used = group[0].variant
         is_human = np.array([c.system.human for c in group])
         hsys = np.array([human.sys[c.system.label] for c in group])
@@ -216,6 +217,7 @@ def correlations(spec: JobSpec, inputs: Inputs, cells: Sequence[Cell], human: Hu
                                            seed=spec.seed)
         else:
             subsets = [_point_rows(group, hsys, mask) for _, mask in masks]
+        out: list[CorrelationResult] = []
         for (include_human, _), found in zip(masks, subsets):
             if include_human and is_human.any() and not used.complete:
                 continue  # it has no score for a human translation
@@ -224,7 +226,15 @@ def correlations(spec: JobSpec, inputs: Inputs, cells: Sequence[Cell], human: Hu
                 seg_samples = min(spec.n_samples, SEGMENT_CI_SAMPLES) if refset == full else 0
                 found += segment_level(np.stack([c.sentence for c in seg_cells]), _human_matrix(seg_cells, human),
                                        n_samples=seg_samples, seed=spec.seed)
-            rows += [CorrelationResult(refset, variant, human.name, include_human, r) for r in found]
+            out += [CorrelationResult(refset, variant, human.name, include_human, r) for r in found]
+        if progress is not None:
+            progress.update(1)
+        return out
+
+    # each reference set x variant on its own (explicit seeds): in threads, so that one's Python runs while
+    # another's kernels use the cores
+    for found in native.thread_map(correlate, list(groups.items())):
+        rows += found
     return rows, dropped
 
 

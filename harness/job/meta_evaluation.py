@@ -12,10 +12,13 @@ from __future__ import annotations
 
 import logging
 import math
+from dataclasses import dataclass
+from functools import partial
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from .. import native
 from ..core import mtme
 from ..core.correlation import Correlation
 from ..core.significance import DifferenceTest
@@ -60,6 +63,22 @@ def _subsets(inputs: Inputs) -> list[bool]:
     return [True, False] if any(s.human for s in inputs.systems) else [True]
 
 
+@dataclass(frozen=True)
+class _Block:
+    """A variant's segment scores with human scores: its judged cells (sorted by system), their human scores
+    ``hseg[S, n]`` and the complete block of them (:func:`~harness.core.mtme.complete_block`)."""
+
+    judged: list[Cell]
+    hseg: np.ndarray
+    systems: np.ndarray
+    segments: np.ndarray
+
+    @property
+    def key(self) -> tuple[tuple[str, ...], bytes]:
+        """The block's systems and segments: what its human p-values and baselines depend on."""
+        return tuple(self.judged[i].system.label for i in self.systems), self.segments.tobytes()
+
+
 def meta_evaluate(spec: JobSpec, inputs: Inputs, cells: Sequence[Cell], human: HumanScores
                   ) -> list[CorrelationResult]:
     """The WMT statistics of every variant (full reference set), both subsets, one kind of human scores, each with
@@ -69,7 +88,6 @@ def meta_evaluate(spec: JobSpec, inputs: Inputs, cells: Sequence[Cell], human: H
     rows: list[CorrelationResult] = []
     corpus_p: dict[str, tuple[list[str], np.ndarray, np.ndarray]] = {}  # variant -> labels, segments, p-values
     for include_human in _subsets(inputs):
-        human_p: np.ndarray | None = None
         # a variant without a score for a human translation is compared on the MT systems only
         variants = [v for v in spec.variants if v.complete or not include_human]
         groups = {v.name: [c for c in _subset_cells(cells, v.name, full, include_human) if c.system.label in human.sys]
@@ -80,40 +98,55 @@ def meta_evaluate(spec: JobSpec, inputs: Inputs, cells: Sequence[Cell], human: H
         bleu = np.array([[c.score.score for c in groups[v.name]] for v in variants])
         human_sys = np.array([human.sys[s] for s in labels])
         accuracies, n_pairs = mtme.pairwise_accuracy(bleu, human_sys)
-        base: dict[str, float] = {"pairwise_accuracy": random_order_accuracy(human_sys)}
-
-        def row(variant: str, level: str, method: str, value: float, n: int, **kw: Any) -> CorrelationResult:
-            return _row(full, variant, human.name, include_human, level, method, value, n,
-                        baseline=base.get(method, NAN), **kw)
-
-        for variant, acc in zip(variants, accuracies):
-            group = groups[variant.name]
-            rows.append(row(variant.name, "system", "pairwise_accuracy", acc, n_pairs))
-            judged = sorted((c for c in group if c.system.label in human.seg), key=lambda c: c.system.label)
+        random_order = random_order_accuracy(human_sys)
+        # each variant's complete block of segment scores (in practice one block for all: they score the same
+        # systems); the human p-values and the baselines are computed once per block
+        blocks: dict[str, _Block] = {}
+        for variant in variants:
+            judged = sorted((c for c in groups[variant.name] if c.system.label in human.seg),
+                            key=lambda c: c.system.label)
             if len(judged) < 2 or not variant.has_segments:
                 continue
             hseg = np.stack([human.seg[c.system.label] for c in judged])
-            sent = np.stack([c.sentence for c in judged])
             systems, segments = mtme.complete_block(hseg)
-            if systems.size < 2 or segments.size == 0:
-                continue
-            block_h = hseg[np.ix_(systems, segments)]
-            if human_p is None or human_p.shape[0] != systems.size:
-                human_p = mtme.pairwise_p_values(block_h)
-                base.update(segment_baselines(human_p, hseg))
-            n_block = int(systems.size * segments.size)
-            spa = mtme.soft_pairwise_accuracy(sent, hseg, human_p_values=human_p)
-            rows.append(row(variant.name, "system", "soft_pairwise_accuracy", spa, n_block))
+            if systems.size >= 2 and segments.size > 0:
+                blocks[variant.name] = _Block(judged, hseg, systems, segments)
+        humans = {block.key: block for block in blocks.values()}
+        human_p = {key: mtme.pairwise_p_values(block.hseg[np.ix_(block.systems, block.segments)])
+                   for key, block in humans.items()}
+
+        def statistics(variant: Any) -> list[tuple[str, str, float, int, dict[str, Any]]]:
+            block = blocks[variant.name]
+            hp = human_p[block.key]
+            sent = np.stack([c.sentence for c in block.judged])
+            n_block = int(block.systems.size * block.segments.size)
+            out: list[tuple[str, str, float, int, dict[str, Any]]] = [
+                ("system", "soft_pairwise_accuracy", mtme.soft_pairwise_accuracy(sent, block.hseg,
+                                                                                   human_p_values=hp), n_block, {})]
             if variant.additive:
-                block_labels = [judged[i].system.label for i in systems]
-                metric_p = _corpus_p_values(corpus_p, variant, block_labels, segments,
-                                            lambda: variant.stack([judged[i].stats for i in systems]))
-                rows.append(row(variant.name, "system", "soft_pairwise_accuracy_corpus",
-                                mtme.one_minus_pce(human_p, metric_p), n_block))
-            found = mtme.acc_eq(sent, hseg)
-            n_items = int((np.isfinite(hseg).sum(axis=0) >= 2).sum())
-            rows.append(row(variant.name, "segment", "acc_eq", found.value, n_items, grouping="item",
-                            epsilon=found.epsilon))
+                block_labels = [block.judged[i].system.label for i in block.systems]
+                metric_p = _corpus_p_values(corpus_p, variant, block_labels, block.segments,
+                                            lambda: variant.stack([block.judged[i].stats for i in block.systems]))
+                out.append(("system", "soft_pairwise_accuracy_corpus", mtme.one_minus_pce(hp, metric_p), n_block, {}))
+            found = mtme.acc_eq(sent, block.hseg)
+            n_items = int((np.isfinite(block.hseg).sum(axis=0) >= 2).sum())
+            out.append(("segment", "acc_eq", found.value, n_items, {"grouping": "item", "epsilon": found.epsilon}))
+            return out
+
+        # the variants (each with its own entry of corpus_p) and the baselines at once, in threads
+        tasks: list[Callable[[], Any]] = [partial(segment_baselines, human_p[key], block.hseg)
+                                          for key, block in humans.items()]
+        tasks += [partial(statistics, v) for v in variants if v.name in blocks]
+        found = native.thread_map(lambda task: task(), tasks)
+        baselines = dict(zip(humans, found[:len(humans)]))
+        of_variant = dict(zip((v.name for v in variants if v.name in blocks), found[len(humans):]))
+        for variant, acc in zip(variants, accuracies):
+            rows.append(_row(full, variant.name, human.name, include_human, "system", "pairwise_accuracy", acc,
+                             n_pairs, baseline=random_order))
+            base = baselines[blocks[variant.name].key] if variant.name in blocks else {}
+            rows += [_row(full, variant.name, human.name, include_human, level, method, value, n,
+                          baseline=base.get(method, NAN), **kw)
+                     for level, method, value, n, kw in of_variant.get(variant.name, [])]
     return rows
 
 
@@ -177,6 +210,17 @@ def tester(statistic: str, metrics: np.ndarray, human: np.ndarray, epsilons: Seq
     return mtme.pearson_tester(metrics, human)
 
 
+def _sig_matrix(statistic: str, stacked: np.ndarray, target: np.ndarray, epsilons: Sequence[float] | None,
+                spec: JobSpec) -> tuple[list[tuple[int, int]], list[mtme.SigDiff]]:
+    """MTME's ``ComputeSigMatrix``: every pair ``i < j`` of the variants (sorted best first), all on the same draws
+    (one pass computes them all)."""
+    pairs = [(i, j) for i in range(stacked.shape[0]) for j in range(i + 1, stacked.shape[0])]
+    if not pairs:
+        return pairs, []
+    return pairs, tester(statistic, stacked, target, epsilons).run(pairs, n_draws=spec.n_samples, seed=spec.seed,
+                                                                   block_size=min(BLOCK, spec.n_samples))
+
+
 def assign_ranks(p_values: np.ndarray, alpha: float = ALPHA) -> list[int]:
     """MTME ``AssignRanks`` of metrics sorted best first, from ``p_values[i, j]`` (``i < j``: the p-value of "``i``
     better than ``j``"): going down the metrics, a new cluster starts at ``j`` (and ``j`` heads it) where a metric
@@ -226,6 +270,7 @@ def rank_variants(spec: JobSpec, inputs: Inputs, cells: Sequence[Cell], human: H
             and r.correlation.grouping == ("item" if r.correlation.method == "acc_eq" else "none")]
     value_of = {(r.variant, r.correlation.level, r.correlation.method): r.correlation.value for r in mine}
     epsilon_of = {(r.variant, r.correlation.level, r.correlation.method): r.epsilon for r in mine}
+    asked = []  # (level, statistic, the variants' scores, their twins, their values, their order, the test)
     for level, statistic in RANKED:
         by_system = level == "system" and statistic != "soft_pairwise_accuracy"  # SPA reads segment scores
         labels = sys_labels if by_system else seg_labels
@@ -249,10 +294,17 @@ def rank_variants(spec: JobSpec, inputs: Inputs, cells: Sequence[Cell], human: H
         order = sorted((v for v in values if math.isfinite(values[v])), key=lambda v: (-values[v], v))
         epsilons = ([epsilon_of[(v, level, statistic)] for v in order] if statistic == "acc_eq" else None)
         stacked = np.stack([metric[v] for v in order]) if order else np.zeros((0, *target.shape))
-        # MTME's ComputeSigMatrix: every pair i < j (all on the same draws: one pass computes them all)
-        pairs = [(i, j) for i in range(len(order)) for j in range(i + 1, len(order))]
-        tests = tester(statistic, stacked, target, epsilons).run(pairs, n_draws=spec.n_samples, seed=spec.seed,
-                                                                 block_size=min(BLOCK, spec.n_samples)) if pairs else []
+        asked.append((level, statistic, metric, twin, values, order,
+                      partial(_sig_matrix, statistic, stacked, target, epsilons, spec)))
+    # the statistics' tests at once (threads: one's Python runs while another's kernels use the cores)
+    def run(test: Callable[[], Any]) -> Any:
+        found = test()
+        if progress is not None:
+            progress.update(1)
+        return found
+
+    tested = native.thread_map(run, [test for *_, test in asked])
+    for (level, statistic, metric, twin, values, order, _), (pairs, tests) in zip(asked, tested):
         p_values = np.full((len(order), len(order)), NAN)
         for (i, j), sig in zip(pairs, tests):
             p_values[i, j] = sig.p_value
@@ -266,6 +318,4 @@ def rank_variants(spec: JobSpec, inputs: Inputs, cells: Sequence[Cell], human: H
             differences.append(VariantDifference(human.name, f"{level}.{statistic}", DifferenceTest(
                 test_name, a, b, values[a], values[b], sig.delta, sig.delta, sig.p_value, NAN, NAN, sig.n_draws,
                 spec.seed)))
-        if progress is not None:
-            progress.update(1)
     return ranks, differences

@@ -448,3 +448,26 @@ def test_the_kinds_analysed_in_forked_shares_are_those_of_one_process(tmp_path, 
     for name in shared:
         pd.testing.assert_frame_equal(shared[name].to_pandas(), single[name].to_pandas(), check_exact=False,
                                       rtol=1e-12, atol=0.0, obj=name)
+
+
+@pytest.mark.slow
+def test_a_job_gives_the_same_numbers_on_one_core_and_on_two(tmp_path):
+    """The demo's one kind of judgments: its correlations, WMT statistics and variant tests run as pieces in
+    threads (``native.thread_map``) on two cores, one after the other on one. The p-values, draws and ranks are
+    the same, the other numbers to 1e-12 (BLAS on one thread in both, so not even a long dot product's last bit
+    depends on the cores)."""
+    import pandas as pd
+
+    from harness import native
+    from harness.job.tables import build_tables
+
+    kw = {"bleu": ("sacrebleu", "char", "intl", "paper"), "meta_eval": True, "n_samples": 100}
+    two = build_tables(analysed(tmp_path, DEMO, **kw), segments=False)
+    with native.sharing_cpus(1):
+        one = build_tables(analysed(tmp_path, DEMO, **kw), segments=False)
+    assert set(two) == set(one) and {"variant_significance", "variant_ranking", "correlations"} <= set(two)
+    for name in two:
+        a, b = two[name].to_pandas(), one[name].to_pandas()
+        exact = [c for c in a.columns if c in ("p_value", "n_samples", "rank", "n")]
+        pd.testing.assert_frame_equal(a[exact], b[exact], check_exact=True, obj=name)
+        pd.testing.assert_frame_equal(a, b, check_exact=False, rtol=1e-12, atol=0.0, obj=name)
