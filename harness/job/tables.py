@@ -88,19 +88,31 @@ def system_scores(result: JobResult) -> pa.Table:
                          **{human_column(h.name): _FLOAT for h in kinds}})
 
 
+def _repeated(value: str | None, n: int, indices: dict[tuple[int, bool], Any]) -> Any:
+    """``value`` ``n`` times, as a dictionary of that one value (null indices for None: Parquet cannot write a
+    null in a dictionary); ``indices`` keeps the index arrays made so far."""
+    index = indices.get((n, value is None))
+    if index is None:
+        index = indices[(n, value is None)] = (pa.nulls(n, pa.int32()) if value is None
+                                               else pa.array(np.zeros(n, dtype=np.int32)))
+    return pa.DictionaryArray.from_arrays(index, pa.array([] if value is None else [value], pa.string()))
+
+
 def segment_scores(result: JobResult) -> pa.Table:
     """One row per system x refset x variant x segment, with the per-segment statistics (Arrow columns built
-    from flat arrays: no per-row Python objects); ``signature`` is the sentence scores' (segment level);
-    ``metric`` and ``score`` for every family, ``sentence_bleu`` and BLEU's statistics on BLEU rows (NaN or null
-    on the others)."""
+    from flat arrays: no per-row Python objects; a cell's strings as a dictionary of its one value, which the file
+    holds as strings: :func:`~harness.sinks.parquet.write_table`); ``signature`` is the sentence scores' (segment
+    level); ``metric`` and ``score`` for every family, ``sentence_bleu`` and BLEU's statistics on BLEU rows (NaN or
+    null on the others)."""
     cols: dict[str, list[Any]] = {k: [] for k in [*SEGMENT_COLUMNS, "system_version", "signature", "metric",
                                                   "score"]}
+    indices: dict[tuple[int, bool], Any] = {}  # every segment's index: 0, or null (a null value)
     for c in result.cells:
         n = len(c.stats)
         for key, value in (("dataset", result.dataset), ("refset", c.refset), ("system", c.system.name),
                            ("variant", c.variant.name), ("system_version", _version(c.system.version)),
                            ("signature", c.sentence_signature), ("metric", c.variant.family)):
-            cols[key].append(pa.repeat(pa.scalar(value, pa.string()), n))  # not np.repeat: 4 bytes a character
+            cols[key].append(_repeated(value, n, indices))
         cols["seg_id"].append(pa.array(np.arange(n, dtype=np.int64)))
         sentence = pa.array(np.asarray(c.sentence, dtype=np.float64))
         cols["score"].append(sentence)

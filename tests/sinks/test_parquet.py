@@ -38,6 +38,30 @@ def test_a_table_is_written_with_its_metadata(tmp_path):
     assert [p.name for p in tmp_path.iterdir()] == ["system_scores.parquet"]  # no temporary left
 
 
+def test_every_column_reads_back_with_the_type_it_was_built_with_and_dictionaries_as_their_values(tmp_path):
+    """Arrow's schema is not stored (the file's Parquet types say it all); a dictionary column, as the segment
+    table's repeated strings, reads back as the strings (null indices as nulls), chunk by chunk."""
+    one = pa.array([0, 0, 0], pa.int32())
+    table = pa.table({
+        "system": pa.chunked_array([pa.DictionaryArray.from_arrays(one, pa.array(["Nemo"])),
+                                    pa.DictionaryArray.from_arrays(one, pa.array(["ref-A"]))]),
+        "version": pa.chunked_array([pa.DictionaryArray.from_arrays(pa.nulls(3, pa.int32()), pa.array([], pa.string())),
+                                     pa.DictionaryArray.from_arrays(one, pa.array(["v2"]))]),
+        "n": pa.chunked_array([[1, 2, 3], [4, 5, 6]]), "bleu": pa.chunked_array([[0.5, None, 1.5], [2.0, 3.0, 4.0]]),
+        "counts": pa.chunked_array([pa.array([[1, 2], [3], []]), pa.nulls(3, pa.list_(pa.int64()))]),
+        "same_as": pa.chunked_array([pa.nulls(3, pa.string()), pa.array(["a", None, "b"])]),
+        "ok": pa.chunked_array([[True, False, True], [False, False, True]])})
+    path = write_table(table, tmp_path / "t.parquet", {"experiment": "x"})
+    assert b"ARROW:schema" not in pq.read_metadata(path).metadata
+    back = pq.read_table(path)
+    assert back["system"].type == pa.string() and back["system"].to_pylist() == ["Nemo"] * 3 + ["ref-A"] * 3
+    assert back["version"].type == pa.string() and back["version"].to_pylist() == [None] * 3 + ["v2"] * 3
+    for name in ("n", "bleu", "counts", "same_as", "ok"):
+        assert back[name].type == table[name].type, name
+        assert back[name].to_pylist() == table[name].to_pylist(), name
+    assert read_metadata(path) == {"experiment": "x", "harness_version": __version__}
+
+
 def test_metadata_of_a_pandas_table_is_kept_and_pandas_own_left_out(tmp_path):
     frame = pd.DataFrame({"system": ["a", "b"], "bleu": [1.0, 2.0]})
     table = pa.Table.from_pandas(frame, preserve_index=False)
