@@ -754,7 +754,9 @@ static int64_t hybrid_counts(const float *whole, const float *moved, const float
    signed sums of a column's 8 values are tabled once (pairs, then fours, then eights), and each permutation adds
    the entry its byte picks, one addition per 8 segments where a matrix product makes 8 multiply-adds. Per column
    and permutation: the entries of 16 blocks added left to right, those group sums added left to right. The
-   segments past n count as 0. params = C, n, P, NB (bytes per permutation), t0, t1, the floats of buf (this
+   segments past n count as 0. bits holds each group's bytes of every permutation together, [ceil(NB / 16)][P][16]
+   (harness.core.mtme.kernels.grouped_bits: a group's 16 KB for 1,000 permutations read in order, not 16 bytes of
+   each of 1,000 rows; 8% faster). params = C, n, P, NB (bytes per permutation), t0, t1, the floats of buf (this
    call's scratch, at least SS_SCRATCH(P); -1 and nothing done if it is smaller). */
 #define SS_LANES 16
 #define SS_GROUP 16
@@ -825,7 +827,7 @@ static int64_t signed_sums(const float *x, const uint8_t *bits, const int64_t *p
 #endif
             }
             for (int64_t p = 0; p < n_p; p++) {  /* each permutation: the entries its bytes pick, left to right */
-                const uint8_t *bp = bits + p * nb + g0;
+                const uint8_t *bp = bits + g0 * n_p + p * SS_GROUP;  /* group g0 / SS_GROUP's bytes of p */
                 float *s = sums + p * SS_LANES;
 #if defined(__GNUC__)
                 const float *e = tab + (int64_t)bp[0] * SS_LANES;

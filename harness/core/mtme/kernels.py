@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from ... import native
 
@@ -62,12 +63,29 @@ def _smoke_test(kern: Any) -> None:
     # are exact: column 0 = 1..10, column 1 = 1, -1, 0, ...; bits of permutation 0 all set (sum 55, 0), permutation 1
     # none (-55, 0), permutation 2 only segment 0's (1 - 54 = -53; 1 - (-1) = 2)
     x = np.array([np.arange(1, 11), [1, -1] + [0] * 8], dtype=np.float32)
-    bits = np.array([[255, 3], [0, 0], [1, 0]], dtype=np.uint8)
+    bits = grouped_bits(np.array([[255, 3], [0, 0], [1, 0]], dtype=np.uint8))
     sums = np.full((2, 3), np.nan, dtype=np.float32)
     scratch = np.empty(3 * 16 + 16 * 256 * 16, dtype=np.float32)
     kern.signed_sums(x, bits, np.array([2, 10, 3, 2, 0, 1, scratch.size], dtype=np.int64), scratch, sums)
     if sums.tolist() != [[55.0, -55.0, -53.0], [0.0, 0.0, 2.0]]:
         raise RuntimeError(f"the loaded signed-sum kernel does not compute what it should ({sums.tolist()})")
+
+
+#: ``signed_sums`` adds the table entries of this many blocks of 8 segments (one byte of each permutation's bits)
+#: before it adds the group's sums to the permutation's.
+SS_GROUP = 16
+
+
+def grouped_bits(bits: NDArray[np.uint8]) -> NDArray[np.uint8]:
+    """``bits[P, NB]`` (a permutation's bytes, one per block of 8 segments) in the layout ``signed_sums`` reads:
+    ``[ceil(NB / SS_GROUP), P, SS_GROUP]``, a group's bytes of every permutation together (the kernel reads them
+    in that order, 16 KB at a time for 1,000 permutations, instead of 16 bytes of each of 1,000 rows), the last
+    group padded with zeros (its blocks past NB are never read)."""
+    n_p, nb = bits.shape
+    groups = -(-nb // SS_GROUP)
+    padded = np.zeros((n_p, groups * SS_GROUP), dtype=np.uint8)
+    padded[:, :nb] = bits
+    return np.ascontiguousarray(padded.reshape(n_p, groups, SS_GROUP).transpose(1, 0, 2))
 
 
 #: The compiled meta-evaluation counts (``harness/_kernels.c``): the pair counts of the permutation p-values behind

@@ -37,7 +37,7 @@ from ..correlation import pearson_from_sums
 from .accuracy import _agreement, _pairs
 from .draws import draw_bits, run_pairs
 from .inputs import _MAX_OPT_PAIRS, FloatArray, SigDiff, _check_average_by, _check_draw_args, _groups
-from .kernels import KERNELS
+from .kernels import KERNELS, SS_GROUP, grouped_bits
 from .pce import _exceed_counts, _p_values, _restricted, mtme_sign_matrix, one_minus_pce
 from .tau_optimization import _TXY, _TY, _categories, _mtme_average, acc_eq
 
@@ -285,9 +285,9 @@ def soft_pairwise_accuracy_tester(metrics: ArrayLike, human_seg: ArrayLike, *, n
     return Tester(values, draw, 4 * nv * s_sys * (n + n_permutations), 16 * s_sys * s_sys)
 
 
-#: :func:`_signed_sums`: a column's sums are added up in groups of this many blocks of 8 segments (``SS_GROUP`` of
-#: the kernel), and a tile of the kernel is ``_SS_LANES`` columns.
-_SS_GROUP, _SS_LANES = 16, 16
+#: :func:`_signed_sums`: a tile of the kernel is ``_SS_LANES`` columns (``SS_LANES`` of the kernel); a column's sums
+#: are added up in groups of ``SS_GROUP`` blocks of 8 segments.
+_SS_LANES = 16
 
 
 def _signed_sums(x: NDArray[np.float32], bits: NDArray[np.uint8]) -> NDArray[np.float32]:
@@ -295,9 +295,9 @@ def _signed_sums(x: NDArray[np.float32], bits: NDArray[np.uint8]) -> NDArray[np.
     > 0, axis=1, bitorder="little")``), in float32, without multiplying: for every block of 8 segments the 256 signed
     sums of each column's 8 values are tabled (pairs ``(+-x0) + (+-x1)``, then fours ``pair01 + pair23``, then eights
     ``four0123 + four4567``), and a permutation's sum adds the entries its bytes pick: within each group of
-    ``_SS_GROUP`` blocks left to right, then the groups' sums left to right. The compiled ``signed_sums`` (one addition
+    ``SS_GROUP`` blocks left to right, then the groups' sums left to right. The compiled ``signed_sums`` (one addition
     per 8 segments where the matrix product makes 8 multiply-adds; measured on 640 columns x 3000 segments x 1000
-    permutations: 15 ms on one core, 7.5 ms on two, where OpenBLAS's float32 product takes 40 and 19 ms) or, without
+    permutations: 14 ms on one core, 8 ms on two, where OpenBLAS's float32 product takes 40 and 19 ms) or, without
     it, the same float32 operations in the same order in numpy (10 times slower than the product): the same sums to
     the last bit. They are the product's up to float32 rounding, which is all MTME's own sums of a swapped metric are
     (another BLAS, another order); the tables of ru-en's study came out identical with either."""
@@ -309,10 +309,11 @@ def _signed_sums(x: NDArray[np.float32], bits: NDArray[np.uint8]) -> NDArray[np.
         raise ValueError(f"bits cover {nb * 8} segments, x has {n}")
     kern = native.kernels(KERNELS)
     if kern is not None:
+        bits = grouped_bits(bits)
         out = native.aligned_empty((n_c, n_p), np.float32)  # hybrid_counts streams through its rows
         tiles = -(-n_c // _SS_LANES)
         threads = max(1, min(native.cpus(), tiles))
-        size = n_p * _SS_LANES + _SS_GROUP * 256 * _SS_LANES  # a multiple of 16 floats: every row 64-byte aligned
+        size = n_p * _SS_LANES + SS_GROUP * 256 * _SS_LANES  # a multiple of 16 floats: every row 64-byte aligned
         buf = native.aligned_empty((threads, size), np.float32)  # the tables' 32-byte rows within cache lines
         starts = [tiles * t // threads for t in range(threads + 1)]
 
@@ -337,8 +338,8 @@ def _signed_sums_numpy(x: NDArray[np.float32], bits: NDArray[np.uint8]) -> NDArr
     v = v.reshape(nb, 8, n_c)
     e16, e256 = np.arange(16), np.arange(256)
     out = np.zeros((bits.shape[0], n_c), dtype=np.float32)
-    for g0 in range(0, nb, _SS_GROUP):
-        a, c = v[g0:g0 + _SS_GROUP, 0::2], v[g0:g0 + _SS_GROUP, 1::2]  # [gb, h, C]: segments 2h, 2h + 1
+    for g0 in range(0, nb, SS_GROUP):
+        a, c = v[g0:g0 + SS_GROUP, 0::2], v[g0:g0 + SS_GROUP, 1::2]  # [gb, h, C]: segments 2h, 2h + 1
         q = np.stack([-a - c, a - c, c - a, a + c], axis=2)  # [gb, h, signs (-,-), (+,-), (-,+), (+,+), C]
         lo = q[:, 0, e16 & 3] + q[:, 1, e16 >> 2]  # [gb, 16, C]
         hi = q[:, 2, e16 & 3] + q[:, 3, e16 >> 2]
