@@ -244,16 +244,47 @@ def thread_map(work: Callable[[Any], Any], items: Sequence[Any]) -> list[Any]:
     with the pieces', threadpoolctl's limits are process-wide (limits entered and left by two threads at once
     restore each other's values), and OpenBLAS splits a long dot product over its threads, so its last bit (and,
     through a tie, a permutation count) would depend on the machine's cores. ``work`` must not depend on the
-    order the pieces run in (explicit seeds, nothing shared that it writes)."""
+    order the pieces run in (explicit seeds, nothing shared that it writes) and must write nothing outside it.
+
+    A piece's error is raised here once the running pieces end (no new piece starts after it; the first item's
+    error if several fail). An interruption of this thread (Ctrl-C, the job's SIGTERM) is raised at once: the
+    threads are daemons, which finish their current piece and start no other, and never hold the process's exit
+    (a ``ThreadPoolExecutor`` joins its threads at exit: Ctrl-C would wait for a test of several seconds)."""
     from threadpoolctl import threadpool_limits
 
     with threadpool_limits(limits=1, user_api="blas"):
         if len(items) <= 1 or cpus() <= 1:
             return [work(item) for item in items]
-        from concurrent.futures import ThreadPoolExecutor
+        found: list[Any] = [None] * len(items)
+        failed: dict[int, BaseException] = {}
+        stop = threading.Event()
+        taken = iter(range(len(items)))
+        lock = threading.Lock()
 
-        with ThreadPoolExecutor(min(cpus(), len(items)), thread_name_prefix="harness-work") as pool:
-            return list(pool.map(work, items))
+        def run() -> None:
+            while not stop.is_set():
+                with lock:
+                    k = next(taken, None)
+                if k is None:
+                    return
+                try:
+                    found[k] = work(items[k])
+                except BaseException as exc:  # noqa: BLE001 - raised in the caller's thread
+                    failed[k] = exc
+                    stop.set()
+
+        threads = [threading.Thread(target=run, name=f"harness-work-{t}", daemon=True)
+                   for t in range(min(cpus(), len(items)))]
+        try:
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+        finally:
+            stop.set()  # interrupted: the pieces running end, no other starts
+        if failed:
+            raise failed[min(failed)]
+        return found
 
 
 def forget(kset: KernelSet) -> None:

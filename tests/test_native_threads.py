@@ -45,3 +45,75 @@ def test_an_error_of_an_item_is_raised_here():
 
     with pytest.raises(ValueError, match="item 3"):
         native.thread_map(work, list(range(6)))
+
+
+def test_no_piece_starts_after_an_error(monkeypatch):
+    if native.cpus() < 2:
+        pytest.skip("one core: the items run in this thread")
+    started = []
+    one_runs, stopped = threading.Event(), threading.Event()
+
+    def work(x: int) -> int:
+        started.append(x)
+        if x == 0:
+            one_runs.wait(10)  # item 0 fails while item 1 runs
+            raise ValueError("item 0")
+        if x == 1:
+            one_runs.set()
+            stopped.wait(10)  # item 1 runs until the map has seen item 0's error
+        return x
+
+    class Stop(threading.Event):  # the map's stop flag, which lets item 1 end once set
+        def set(self) -> None:
+            super().set()
+            stopped.set()
+
+    class Threading:  # the threading module as the map sees it, its Event the one above
+        Event = Stop
+
+        def __getattr__(self, name: str) -> object:
+            return getattr(threading, name)
+
+    monkeypatch.setattr(native, "threading", Threading())
+    with pytest.raises(ValueError, match="item 0"):
+        native.thread_map(work, list(range(50)))
+    assert sorted(started) == [0, 1]
+
+
+def test_an_interruption_is_raised_at_once_while_the_pieces_still_run():
+    """Ctrl-C (SIGINT to this thread) reaches the caller while both pieces are blocked: the map does not wait for
+    them, its threads are daemons (they never hold the process's exit), and no piece starts after it."""
+    import signal
+
+    if native.cpus() < 2:
+        pytest.skip("one core: the items run in this thread")
+    if threading.current_thread() is not threading.main_thread():
+        pytest.skip("Python handles signals in the main thread only")
+    main = threading.main_thread().ident
+    release = threading.Event()
+    running = threading.Barrier(3, timeout=10)  # the two pieces and the interrupter
+    started, ended = [], threading.Semaphore(0)
+
+    def work(x: int) -> int:
+        started.append((x, threading.current_thread().daemon))
+        try:
+            running.wait()
+            release.wait(30)
+        finally:
+            ended.release()
+        return x
+
+    def interrupt() -> None:
+        running.wait()
+        signal.pthread_kill(main, signal.SIGINT)
+
+    threading.Thread(target=interrupt).start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            native.thread_map(work, list(range(10)))
+        assert not ended.acquire(timeout=0)  # both pieces still run
+    finally:
+        release.set()
+    assert ended.acquire(timeout=10) and ended.acquire(timeout=10)
+    assert not ended.acquire(timeout=0.5)  # no third piece
+    assert sorted(started) == [(0, True), (1, True)]
