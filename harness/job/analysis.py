@@ -118,22 +118,31 @@ def resample(spec: JobSpec, cells: list[Cell], progress: Any = None
     n_systems = max((len(idx) for idx in groups.values()), default=0)
     pair_samples = system_pair_samples(spec, n_systems, "paired tests between systems") if spec.significance \
         else spec.n_samples
-    for (refset, variant), idx in groups.items():
+
+    def one(item: tuple[tuple[str, str], list[int]]) -> tuple[dict[int, Cell], list[SystemDifference], list[Cluster]]:
+        (refset, variant), idx = item
         group = [cells[i] for i in idx]
+        found: dict[int, Cell] = {}
+        comps: list[Any] = []
+        if _additive(group[0].variant):
+            fn = group[0].variant.score_fn()
+            systems = [(c.system.label, c.stats) for c in group]
+            for i, c, ci in zip(idx, group, systems_ci(systems, fn, spec.n_samples, spec.seed)):
+                found[i] = Cell(c.system, c.refset, c.refs_used, c.variant, c.stats, c.score, c.sentence, ci.ci_low,
+                                ci.ci_high)
+            if spec.significance and len(systems) > 1:
+                comps = all_differences(systems, fn, "bs", pair_samples, spec.seed)
         if progress is not None:
             progress.update(1)
-        if not _additive(group[0].variant):
-            continue
-        fn = group[0].variant.score_fn()
-        systems = [(c.system.label, c.stats) for c in group]
-        for i, c, ci in zip(idx, group, systems_ci(systems, fn, spec.n_samples, spec.seed)):
-            out[i] = Cell(c.system, c.refset, c.refs_used, c.variant, c.stats, c.score, c.sentence, ci.ci_low,
-                          ci.ci_high)
-        if spec.significance and len(systems) > 1:
-            comps = all_differences(systems, fn, "bs", pair_samples, spec.seed)
-            differences += [SystemDifference(refset, variant, by_label[k.a], by_label[k.b], k) for k in comps]
-            clusters += [Cluster(refset, variant, row)
-                         for row in significance_clusters(comps, alpha=ALPHA, holm_adjusted=True)]
+        return (found, [SystemDifference(refset, variant, by_label[k.a], by_label[k.b], k) for k in comps],
+                [Cluster(refset, variant, row) for row in significance_clusters(comps, alpha=ALPHA, holm_adjusted=True)]
+                if comps else [])
+
+    # each reference set x variant on its own (explicit seeds), in threads (native.thread_map)
+    for found, group_differences, group_clusters in native.thread_map(one, list(groups.items())):
+        out.update(found)
+        differences += group_differences
+        clusters += group_clusters
     return [out.get(i, c) for i, c in enumerate(cells)], differences, clusters
 
 
