@@ -80,40 +80,39 @@ def test_no_piece_starts_after_an_error(monkeypatch):
     assert sorted(started) == [0, 1]
 
 
+#: A process whose map's two pieces block for good; it says when they run, and what it saw on Ctrl-C.
+_BLOCKED_MAP = """
+import sys, threading
+from harness import native
+started, never = [], threading.Event()
+def work(x):
+    started.append(x)
+    if len(started) == 2:
+        print("running", flush=True)
+    never.wait()
+try:
+    native.thread_map(work, list(range(10)))
+except KeyboardInterrupt:
+    print("interrupted", sorted(started), all(t.daemon for t in threading.enumerate() if t.name.startswith("harness-work")), flush=True)
+    sys.exit(130)
+"""
+
+
 def test_an_interruption_is_raised_at_once_while_the_pieces_still_run():
-    """Ctrl-C (SIGINT to this thread) reaches the caller while both pieces are blocked: the map does not wait for
-    them, its threads are daemons (they never hold the process's exit), and no piece starts after it."""
+    """Ctrl-C (SIGINT) reaches a process whose map's two pieces block for good: the map raises it without waiting
+    for them, no third piece starts, and the daemon threads do not hold the process's exit (a process that waited
+    would never end)."""
     import signal
+    import subprocess
+    import sys
 
     if native.cpus() < 2:
-        pytest.skip("one core: the items run in this thread")
-    if threading.current_thread() is not threading.main_thread():
-        pytest.skip("Python handles signals in the main thread only")
-    main = threading.main_thread().ident
-    release = threading.Event()
-    running = threading.Barrier(3, timeout=10)  # the two pieces and the interrupter
-    started, ended = [], threading.Semaphore(0)
-
-    def work(x: int) -> int:
-        started.append((x, threading.current_thread().daemon))
-        try:
-            running.wait()
-            release.wait(30)
-        finally:
-            ended.release()
-        return x
-
-    def interrupt() -> None:
-        running.wait()
-        signal.pthread_kill(main, signal.SIGINT)
-
-    threading.Thread(target=interrupt).start()
+        pytest.skip("one core: the items run in the caller's thread")
+    child = subprocess.Popen([sys.executable, "-c", _BLOCKED_MAP], stdout=subprocess.PIPE, text=True)
     try:
-        with pytest.raises(KeyboardInterrupt):
-            native.thread_map(work, list(range(10)))
-        assert not ended.acquire(timeout=0)  # both pieces still run
+        assert child.stdout.readline() == "running\n"
+        child.send_signal(signal.SIGINT)
+        out, _ = child.communicate(timeout=60)
     finally:
-        release.set()
-    assert ended.acquire(timeout=10) and ended.acquire(timeout=10)
-    assert not ended.acquire(timeout=0.5)  # no third piece
-    assert sorted(started) == [(0, True), (1, True)]
+        child.kill()
+    assert child.returncode == 130 and out == "interrupted [0, 1] True\n"
