@@ -187,10 +187,7 @@ class ChrfReferences:
         if compiled:
             encoded = [tuple(_encoded(cps, lengths, ok) for (cps, lengths), ok in zip(points, present))]
             if opts.word_order:
-                encoded.append(tuple(_encoded(np.array([vocab[tok] for toks in lines for tok in toks],
-                                                       dtype=np.int64),
-                                              np.array([len(toks) for toks in lines], dtype=np.int64), ok)
-                                     for lines, ok in zip(word_lines, present)))
+                encoded.append(tuple(_encoded(*_word_ids(lines, vocab), ok) for lines, ok in zip(word_lines, present)))
             return cls(opts, n, present, np.zeros(0, dtype=np.int64), vocab, (), (), tuple(encoded))
         chars = np.unique(np.concatenate([p[0] for p in points])) if points else np.zeros(0, dtype=np.int64)
         levels = [[Level(_rank(chars, cps), lengths) for cps, lengths in points]]
@@ -255,9 +252,8 @@ class ChrfReferences:
         cps, lengths = _code_points(_char_lines(hypotheses, opts))
         levels = [(cps, _offsets(lengths), opts.char_order)]
         if opts.word_order:
-            lines = [words(_cased(x, opts)) for x in hypotheses]
-            levels.append((np.array([self.words.get(tok, -1) for toks in lines for tok in toks], dtype=np.int64),
-                           _offsets(np.array([len(toks) for toks in lines], dtype=np.int64)), opts.word_order))
+            ids, counts = _word_ids([words(_cased(x, opts)) for x in hypotheses], self.words)
+            levels.append((ids, _offsets(counts), opts.word_order))
         out = []
         for r in range(len(self.present)):
             stats = np.empty((n, opts.order, 3), dtype=np.int64)
@@ -303,6 +299,13 @@ class ChrfReferences:
     def statistics(self, hypotheses: Sequence[str]) -> ChrfStats:
         """The per-segment statistics ``[n, 3 * order]`` of one system against every reference."""
         return self.select(self.per_reference(hypotheses))
+
+
+def _word_ids(lines: Sequence[list[str]], vocab: dict[str, int]) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """Every line's words as their ids in ``vocab`` (``-1``: a word it does not have), one array, and the number of
+    words of each line."""
+    return (np.array([vocab.get(tok, -1) for toks in lines for tok in toks], dtype=np.int64),
+            np.array([len(toks) for toks in lines], dtype=np.int64))
 
 
 def _offsets(lengths: NDArray[np.int64]) -> NDArray[np.int64]:
