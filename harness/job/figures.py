@@ -1,6 +1,6 @@
 """Figures of a job, for a paper: PNG at 200 dpi (and vector PDF or SVG when asked for: ``formats``), a column
-(3.3 in) or a page (6.9 in) wide,
-drawn from the job's tables alone (:class:`FigureTables`: ``FigureTables.read(job_folder)`` redraws them).
+(3.3 in) or a page (6.9 in) wide, drawn from the job's tables alone (:class:`FigureTables`:
+``FigureTables.read(job_folder)`` redraws them).
 
 - ``bleu_by_system``: scores per system against the full reference set with bootstrap intervals, one panel (and
   axis) per scale (word-level and character-level BLEU, chrF, each imported metric), the systems in one order in

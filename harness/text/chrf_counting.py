@@ -301,10 +301,11 @@ class ChrfReferences:
         return self.select(self.per_reference(hypotheses))
 
 
-def _word_ids(lines: Sequence[list[str]], vocab: dict[str, int]) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
-    """Every line's words as their ids in ``vocab`` (``-1``: a word it does not have), one array, and the number of
-    words of each line."""
-    return (np.array([vocab.get(tok, -1) for toks in lines for tok in toks], dtype=np.int64),
+def _word_ids(lines: Sequence[Sequence[str]], vocab: dict[str, int], missing: int = -1
+              ) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """Every line's words as their ids in ``vocab`` (``missing`` for a word it does not have: ``-1`` for the
+    compiled count, ``0`` for numpy's levels), one array, and the number of words of each line."""
+    return (np.array([vocab.get(tok, missing) for toks in lines for tok in toks], dtype=np.int64),
             np.array([len(toks) for toks in lines], dtype=np.int64))
 
 
@@ -321,8 +322,7 @@ def _encoded(ids: NDArray[np.int64], lengths: NDArray[np.int64], present: NDArra
 
 
 def _word_level(lines: Sequence[Sequence[str]], vocab: dict[str, int]) -> Level:
-    ids = np.array([vocab.get(tok, 0) for toks in lines for tok in toks], dtype=np.int64)
-    return Level(ids, np.array([len(toks) for toks in lines], dtype=np.int64))
+    return Level(*_word_ids(lines, vocab, missing=0))
 
 
 def _cased(line: str, opts: ChrfOptions) -> str:
