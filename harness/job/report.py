@@ -330,17 +330,21 @@ def correlation_section(result: JobResult, kind: str) -> str:
                        for r in singles + [full]] for v in variants]
         out += ["Pearson r per reference set" + (" (MT systems only)" if has_human else "") + ":", "",
                 table(["variant"] + singles + [full], rows), ""]
-    wmt = [("system", "pairwise_accuracy", "none", "pairwise accuracy", "pairwise accuracy (Kocmi et al. 2021)"),
+    # level, method, grouping, column, what it is, its trivial baseline (said once for both soft pairwise accuracies)
+    spa_baseline = "soft pairwise accuracy of a metric undecided on every pair (every p-value 0.5)"
+    wmt = [("system", "pairwise_accuracy", "none", "pairwise accuracy", "pairwise accuracy (Kocmi et al. 2021)",
+            "pairwise accuracy of ordering the systems at random (0.5 of the pairs the humans order)"),
            ("system", "soft_pairwise_accuracy", "none", "soft pairwise accuracy",
-            "soft pairwise accuracy (Thompson et al. 2024) from sentence BLEU as MTME does for BLEU"),
+            "soft pairwise accuracy (Thompson et al. 2024) from sentence BLEU as MTME does for BLEU", spa_baseline),
            ("system", "soft_pairwise_accuracy_corpus", "none", "soft pairwise accuracy (corpus)",
-            "the same from permuted corpus-BLEU statistics (corpus BLEU is not a sum of sentence BLEU)"),
+            "the same from permuted corpus-BLEU statistics (corpus BLEU is not a sum of sentence BLEU)", spa_baseline),
            ("segment", "acc_eq", "item", "acc_eq (segment, item)",
-            "tie-calibrated accuracy acc_eq with its threshold (Deutsch et al. 2023)")]
+            "tie-calibrated accuracy acc_eq with its threshold (Deutsch et al. 2023)",
+            "acc_eq of calling every pair a tie (the humans' tie rate)")]
     cells: dict[str, list[str]] = {}
     for v in variants:
         row = []
-        for level, m, g, _, _ in wmt:
+        for level, m, g, *_ in wmt:
             r = _corr(result, kind, v, full, level, m, not has_human, g)
             cell = "" if r is None else fmt(r.correlation.value, 3)
             if r is not None and m == "acc_eq":
@@ -362,18 +366,20 @@ def correlation_section(result: JobResult, kind: str) -> str:
                      and got.correlation.value <= b]
             if worse:
                 no_better.append(f"{wmt[k][3]}: {listing(worse)}")
+        order = (" Soft pairwise accuracy takes the systems in sorted order of their names (MTME's one-sided "
+                 "p-values depend on the order)." if any(wmt[k][1].startswith("soft_pairwise") for k in shown) else "")
+        baselines = list(dict.fromkeys(wmt[k][5] for k in shown))  # as shown, each once
         out += ["WMT meta-evaluation statistics (google-research/mt-metrics-eval), references " + full
                 + (" (MT systems only)" if has_human else "") + ": "
-                + listing([wmt[k][4] for k in shown]) + no_segments + ". Soft pairwise accuracy takes the systems "
-                "in sorted order of their names (MTME's one-sided p-values depend on the order).", "",
+                + listing([wmt[k][4] for k in shown]) + no_segments + "." + order, "",
                 table(["variant"] + [wmt[k][3] for k in shown],
                       [[v] + [cells[v][k] for k in shown] for v in variants]
                       + [["*trivial baseline*"] + [fmt(b, 3) for b in base]]), "",
-                "Trivial baselines, on the same systems and segments: pairwise accuracy of ordering the systems at "
-                "random (0.5 of the pairs the humans order), soft pairwise accuracy of a metric undecided on every "
-                "pair (every p-value 0.5), acc_eq of calling every pair a tie (the humans' tie rate). "
+                f"Trivial {'baselines' if len(baselines) > 1 else 'baseline'}, on the same systems and segments: "
+                + ", ".join(baselines) + ". "
                 + ("No better than its baseline: " + "; ".join(no_better) + "." if no_better
-                   else "Every variant does better than each baseline."), ""]
+                   else "Every variant does better than " + ("each baseline." if len(baselines) > 1
+                                                            else "the baseline.")), ""]
     seg_cols = [("pearson", "none"), ("kendall", "none"), ("kendall", "item"), ("kendall_like", "none")]
     rows = [[v] + [with_ci(_corr(result, kind, v, full, "segment", m, not has_human, g)) for m, g in seg_cols]
             for v in variants]

@@ -394,6 +394,26 @@ def test_the_report_names_a_variant_no_better_than_its_baseline(tmp_path):
 # -------------------------------------------------------------------------------- the report says only what is true
 
 
+def test_the_wmt_paragraph_speaks_only_of_the_statistics_it_shows(tmp_path):
+    """System-level judgments only: pairwise accuracy alone, its one baseline, and no word of soft pairwise
+    accuracy's order of the systems or of the baselines it and acc_eq would have. With segment judgments: all of
+    them."""
+    wmt = "WMT meta-evaluation statistics"
+    only_sys = report.render(analysed(tmp_path / "a", small(tmp_path / "sys", seg=False, sys_=True),
+                                      significance=False))
+    paragraph = only_sys.split(wmt, 1)[1].split("\n## ", 1)[0]
+    assert "sorted order of their names" not in paragraph and "undecided" not in paragraph
+    assert "calling every pair a tie" not in paragraph
+    assert "Trivial baseline, on the same systems and segments: pairwise accuracy of ordering the systems at " \
+           "random (0.5 of the pairs the humans order)." in paragraph
+    with_seg = report.render(analysed(tmp_path / "b", small(tmp_path / "seg"), significance=False))
+    paragraph = with_seg.split(wmt, 1)[1].split("\n## ", 1)[0]
+    assert "Soft pairwise accuracy takes the systems in sorted order of their names" in paragraph
+    assert "Trivial baselines, on the same systems and segments: pairwise accuracy of ordering the systems at " \
+           "random (0.5 of the pairs the humans order), soft pairwise accuracy of a metric undecided on every pair " \
+           "(every p-value 0.5), acc_eq of calling every pair a tie (the humans' tie rate)." in paragraph
+
+
 def test_identical_variants_are_shown_once_only_when_every_number_is_equal(tmp_path):
     from support import bleu_config
 
