@@ -108,7 +108,10 @@ def test_an_interruption_is_raised_at_once_while_the_pieces_still_run():
 
     if native.cpus() < 2:
         pytest.skip("one core: the items run in the caller's thread")
-    child = subprocess.Popen([sys.executable, "-c", _BLOCKED_MAP], stdout=subprocess.PIPE, text=True)
+    # as a terminal starts it: SIGINT at its default (a shell's background job, pytest included, inherits it ignored,
+    # and Python then never raises KeyboardInterrupt: this test timed out under a CI started in the background)
+    child = subprocess.Popen([sys.executable, "-c", _BLOCKED_MAP], stdout=subprocess.PIPE, text=True,
+                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         assert child.stdout.readline() == "running\n"
         child.send_signal(signal.SIGINT)
