@@ -344,7 +344,7 @@ def test_compiled_kendall_of_resamples_is_scipy_on_the_repeated_items(monkeypatc
     rng = np.random.default_rng(3)
     x = np.round(rng.normal(size=300), 1)
     y = np.round(x + rng.normal(size=300), 1)
-    w = rng.integers(0, 3, size=(43, 300)).astype(float)  # the kernel's blocks of 8 resamples, the last one short
+    w = rng.integers(0, 3, size=(43, 300)).astype(float)  # the kernel's blocks of 16 resamples, the last one short
     w[0] = 0
     w[1] = 0
     w[1, 7] = 5
@@ -372,6 +372,30 @@ def test_compiled_kendall_of_resamples_is_scipy_on_the_repeated_items(monkeypatc
     fallback = weighted_kendall(x, y, w)
     assert native.kernels(corr.KENDALL) is None
     assert np.isnan(fallback[:2]).all() and fallback[2:] == pytest.approx(compiled[2:], rel=1e-12, abs=0)
+
+
+@pytest.mark.usefixtures("native_on")
+def test_the_kendall_kernel_takes_counts_up_to_its_32_bit_sums():
+    """The compiled tau-b sums counts as 32-bit integers: a resample's total weight up to 2^31 - 1 is exact (three
+    items in x order with y ranks 0, 2, 1 weighing a, 1, 1: tau-b (2a - 1) / (2a + 1), the tie counts of the copies
+    of the first item taken out), one more is refused, as are weights that are not counts, given item by item or
+    gathered from segments."""
+    from harness import native
+
+    kern = native.kernels(corr.KENDALL)
+    y_rank, starts = np.array([0, 2, 1], dtype=np.int64), np.arange(4, dtype=np.int64)
+    a = float(corr.MAX_TOTAL_WEIGHT - 2)
+    got = corr.tau_b(kern, y_rank, starts, np.array([[a, 1.0, 1.0], [1.0, 1.0, 1.0]]))
+    # the float64 tie counts of ~2^61 pairs are rounded: the value to 1e-6, not to the last bit
+    assert got[0] == pytest.approx((2 * a - 1) / (2 * a + 1), rel=1e-6) and got[1] == pytest.approx(1 / 3, rel=1e-12)
+    with pytest.raises(ValueError, match="exceeds"):
+        corr.tau_b(kern, y_rank, starts, np.array([[a + 1, 1.0, 1.0]]))
+    for bad in (0.5, -1.0, np.nan):
+        with pytest.raises(ValueError, match="counts"):
+            corr.tau_b(kern, y_rank, starts, np.array([[bad, 1.0, 1.0]]))
+    x, y = np.array([0.0, 1.0, 2.0]), np.array([0.0, 2.0, 1.0])
+    with pytest.raises(ValueError, match="exceeds"):  # item 0 and item 2 both in segment 0: counted twice
+        weighted_kendall(x, y, np.array([[2.0**30, 1.0]]), np.array([0, 1, 0]))
 
 
 def test_pooled_pearson_resamples_of_a_constant_side_are_undefined():

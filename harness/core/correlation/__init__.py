@@ -30,6 +30,7 @@ Array conventions (shared with :mod:`harness.core.stats` and :mod:`harness.core.
 from .difference import correlation_difference, system_correlation_difference, system_correlation_differences
 from .segment import (
     KENDALL,
+    MAX_TOTAL_WEIGHT,
     bootstrap_segment_correlation,
     pearson_from_sums,
     segment_correlation,
@@ -57,9 +58,9 @@ from .vectors import (
 )
 
 __all__ = [
-    "Agreement", "DIFFERENCE_TESTS", "CORRELATIONS", "Correlation", "FloatArray", "GROUPINGS", "KENDALL", "METHODS",
-    "SEGMENT_METHODS", "ScoreFn", "bootstrap_segment_correlation", "bootstrap_system_correlation",
-    "correlation_difference", "system_correlation_difference", "system_correlation_differences", "correlate",
-    "pearson_from_sums", "ranking_agreement", "segment_correlation", "segment_level", "system_correlation",
-    "system_level", "system_level_subsets", "tau_b",
+    "Agreement", "DIFFERENCE_TESTS", "CORRELATIONS", "Correlation", "FloatArray", "GROUPINGS", "KENDALL",
+    "MAX_TOTAL_WEIGHT", "METHODS", "SEGMENT_METHODS", "ScoreFn", "bootstrap_segment_correlation",
+    "bootstrap_system_correlation", "correlation_difference", "system_correlation_difference",
+    "system_correlation_differences", "correlate", "pearson_from_sums", "ranking_agreement", "segment_correlation",
+    "segment_level", "system_correlation", "system_level", "system_level_subsets", "tau_b",
 ]

@@ -201,9 +201,9 @@ def _weighted_kendall(x: FloatArray, y: FloatArray, w: FloatArray,
     """Kendall tau-b of the items ``x``, ``y`` under every row of weights ``w[b, k]`` (integer counts), or, with
     ``columns``, of weights ``w[b, columns[k]]`` (item ``k`` weighs as often as its segment ``columns[k]`` occurs:
     the items' weights are gathered in the order and layout the kernel reads them, a chunk of resamples at a time;
-    the items are sorted once for all of them). Compiled (:data:`KENDALL`, the resamples split between the cores),
-    or scipy on each resample's repeated items when the compiled kernel cannot be had (the same values, far
-    slower)."""
+    the items are sorted once for all of them). Compiled (:data:`KENDALL`, the resamples split between the cores;
+    the counts checked first, :func:`_check_counts`), or scipy on each resample's repeated items when the compiled
+    kernel cannot be had (the same values, far slower)."""
     order = np.lexsort((y, x))  # by x, then y
     xs, ys = x[order], y[order]
     index = order if columns is None else columns[order]
@@ -211,6 +211,8 @@ def _weighted_kendall(x: FloatArray, y: FloatArray, w: FloatArray,
     starts = np.flatnonzero(np.r_[True, xs[1:] != xs[:-1], True]).astype(np.int64)
     y_rank = np.unique(ys, return_inverse=True)[1].astype(np.int64)
     out = np.empty(w.shape[0])
+    if kern is not None:
+        _check_counts(w, None if columns is None else np.bincount(columns, minlength=w.shape[1]))
     step = TAU_LANES * max(1, _CHUNK_ELEMENTS // max(1, index.size * TAU_LANES))  # whole blocks of resamples
     for b0 in range(0, w.shape[0], step):
         chunk = w[b0:b0 + step]
@@ -232,16 +234,33 @@ def _scipy_tau_b(x: FloatArray, y: FloatArray) -> float:
 
 
 #: Resamples the Kendall kernel computes side by side (``TAU_LANES`` of ``harness/_kernels.c``).
-TAU_LANES = 8
+TAU_LANES = 16
+#: The largest total weight of a resample the kernel takes: its sums are exact 32-bit integers.
+MAX_TOTAL_WEIGHT = 2**31 - 1
 
 
-def _blocked(w: FloatArray, index: NDArray[np.intp] | None = None) -> FloatArray:
-    """Weights ``w[b, k]`` (or ``w[b, index[k]]``) in the kernel's layout: ``[block, item, lane]``, resample ``b`` in
-    block ``b // TAU_LANES``, lane ``b % TAU_LANES``; the last block padded with zero weights. The gather and the
-    transposition are one copy."""
+def _check_counts(w: FloatArray, multiplicity: NDArray[np.intp] | None = None) -> None:
+    """Raise ``ValueError`` unless every row of ``w`` is non-negative integer counts whose total (item ``k`` counted
+    ``multiplicity[k]`` times: the items gathered from it) is at most :data:`MAX_TOTAL_WEIGHT` (the compiled
+    ``tau_b`` sums them as 32-bit integers)."""
+    w = np.asarray(w, dtype=np.float64)
+    if w.size == 0:
+        return
+    if not (w.min() >= 0 and (np.floor(w) == w).all()):  # NaN fails here, infinity at the total
+        raise ValueError("the Kendall kernel's weights must be counts: non-negative integers")
+    totals = w.sum(axis=1) if multiplicity is None else w @ multiplicity.astype(np.float64)
+    if totals.max() > MAX_TOTAL_WEIGHT:
+        raise ValueError(f"a resample's total weight ({totals.max():.0f}) exceeds the Kendall kernel's "
+                         f"{MAX_TOTAL_WEIGHT} (its sums are 32-bit integers)")
+
+
+def _blocked(w: FloatArray, index: NDArray[np.intp] | None = None) -> NDArray[np.int32]:
+    """Counts ``w[b, k]`` (or ``w[b, index[k]]``) in the kernel's layout: ``[block, item, lane]`` as int32, resample
+    ``b`` in block ``b // TAU_LANES``, lane ``b % TAU_LANES``; the last block padded with zero weights. The gather
+    and the transposition are one copy."""
     n_b = w.shape[0]
     padded = -(-n_b // TAU_LANES) * TAU_LANES
-    lanes = np.zeros((padded, w.shape[1]))
+    lanes = np.zeros((padded, w.shape[1]), dtype=np.int32)
     lanes[:n_b] = w
     lanes = lanes.reshape(padded // TAU_LANES, TAU_LANES, w.shape[1]).transpose(0, 2, 1)  # [block, column, lane]
     if index is None:
@@ -251,28 +270,29 @@ def _blocked(w: FloatArray, index: NDArray[np.intp] | None = None) -> FloatArray
 
 def tau_b(kern: Any, y_rank: NDArray[np.int64], starts: NDArray[np.int64], weights: FloatArray,
           threads: int | None = None) -> FloatArray:
-    """The compiled ``tau_b`` of every row of ``weights`` (a resample's weight of each item, the items sorted by x;
+    """The compiled ``tau_b`` of every row of ``weights`` (a resample's count of each item, the items sorted by x;
     ``y_rank`` their dense y ranks, ``starts`` where each group tied in x starts, and their end), in ``threads``
     threads (default: one per core, at most one per block of resamples); the kernel releases the GIL, so they run
-    at once."""
-    return _tau_b_blocks(kern, y_rank, starts, _blocked(np.asarray(weights, dtype=np.float64)),
-                         threads)[:weights.shape[0]]
+    at once. ``ValueError`` unless the weights are counts with totals of at most :data:`MAX_TOTAL_WEIGHT`."""
+    weights = np.asarray(weights, dtype=np.float64)
+    _check_counts(weights)
+    return _tau_b_blocks(kern, y_rank, starts, _blocked(weights), threads)[:weights.shape[0]]
 
 
-def _tau_b_blocks(kern: Any, y_rank: NDArray[np.int64], starts: NDArray[np.int64], blocked: FloatArray,
+def _tau_b_blocks(kern: Any, y_rank: NDArray[np.int64], starts: NDArray[np.int64], blocked: NDArray[np.int32],
                   threads: int | None = None) -> FloatArray:
-    """:func:`tau_b` of weights already in the kernel's layout (:func:`_blocked`): one value per lane of every
+    """:func:`tau_b` of counts already in the kernel's layout (:func:`_blocked`): one value per lane of every
     block (the padding's NaN)."""
     y_rank, starts = (np.ascontiguousarray(a, dtype=np.int64) for a in (y_rank, starts))
-    blocked = np.ascontiguousarray(blocked, dtype=np.float64)  # the kernel reads raw memory: these types, dense
+    blocked = np.ascontiguousarray(blocked, dtype=np.int32)  # the kernel reads raw memory: these types, dense
     n_blocks, n, _ = blocked.shape
     n_y = int(y_rank.max()) + 1 if y_rank.size else 0
     out = np.full(n_blocks * TAU_LANES, np.nan)
 
     def run(k0: int, k1: int) -> None:
         params = np.array([n_y, starts.size, n, k0, k1], dtype=np.int64)
-        tree = native.aligned_empty(((n_y + 1) * TAU_LANES,), np.float64)  # one cache line a node
-        y_before = native.aligned_empty((max(n_y, 1) * TAU_LANES,), np.float64)
+        tree = native.aligned_empty(((n_y + 1) * TAU_LANES,), np.int32)  # one cache line a node
+        y_before = native.aligned_empty((max(n_y, 1) * TAU_LANES,), np.int32)
         kern.tau_b(y_rank.ctypes.data, starts.ctypes.data, blocked.ctypes.data, params.ctypes.data,
                    out.ctypes.data, tree.ctypes.data, y_before.ctypes.data)
 
