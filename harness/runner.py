@@ -191,6 +191,10 @@ def tracking_aside(spec: JobSpec, experiment: str, close_fds: Sequence[int] = ()
     if spec.tracking_uri is None or not can_fork():
         yield None
         return
+    # pandas, which MLflow imports and pyarrow imports for the job's tables anyway, imported before the fork: the
+    # child does not import it again
+    import pandas  # noqa: F401
+
     tracker = _Tracker(spec, experiment)
     with aside(tracker.log, "MLflow logging", close_fds, prepare=tracker.prepare, raises=(TrackingError,)) as child:
         yield child
