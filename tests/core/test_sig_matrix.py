@@ -240,7 +240,7 @@ def test_signed_sums_compiled_equal_numpy_and_the_product(monkeypatch, n_c, n, n
     more), zeros (the masked entries) and integers, whose sums are exact in every order."""
     from harness import native
     from harness.core.mtme import sig_matrix
-    from harness.core.mtme.kernels import KERNELS
+    from harness.core.mtme.kernels import KERNELS, grouped_bits
 
     rng = np.random.default_rng(n_c * 1000 + n)
     x = rng.normal(size=(n_c, n)).astype(np.float32) * np.float32(3.0)
@@ -255,6 +255,7 @@ def test_signed_sums_compiled_equal_numpy_and_the_product(monkeypatch, n_c, n, n
     assert (np.abs(got - exact) <= bound).all()
     ints = np.round(x * 10).astype(np.float32)  # small integers: every order of additions gives the exact sum
     assert np.array_equal(sig_matrix._signed_sums(ints, bits), (ints.astype(np.float64) @ signs.T).astype(np.float32))
+    assert np.array_equal(got, sig_matrix._signed_sums(x, bits, grouped_bits(bits)))  # the layout given once
     if native.kernels(KERNELS) is None:
         pytest.skip("the compiled kernels are not built here")
     monkeypatch.setattr(native, "kernels", lambda _set: None)

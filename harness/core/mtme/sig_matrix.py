@@ -262,6 +262,7 @@ def soft_pairwise_accuracy_tester(metrics: ArrayLike, human_seg: ArrayLike, *, n
                        else math.nan for zv in z])
     signs = mtme_sign_matrix(n, n_permutations, pce_seed)
     sign_bits = np.packbits(signs > 0, axis=1, bitorder="little")  # [P, ceil(n / 8)]: the draws' products
+    sign_groups = grouped_bits(sign_bits)  # the kernel's layout of them, once for every draw
     z32 = np.ascontiguousarray(np.nan_to_num(z), dtype=np.float32)  # MTME casts each swapped matrix: elementwise
     # [V, S, P]: each metric's permuted sums, (signs @ metric.T).T computed as metric @ signs.T (the layout the
     # kernel reads, no transposed copy)
@@ -273,7 +274,7 @@ def soft_pairwise_accuracy_tester(metrics: ArrayLike, human_seg: ArrayLike, *, n
         swap = draw_bits(rng, k, (s_sys, n))
         used, at = _used(a, b, nv)
         masked = z32[used][None] * swap[:, None]  # [k, U, S, n]: each used metric on the swapped entries
-        moved = _signed_sums(masked.reshape(-1, n), sign_bits).reshape(-1, s_sys, n_permutations)  # [k * U, S, P]
+        moved = _signed_sums(masked.reshape(-1, n), sign_bits, sign_groups).reshape(-1, s_sys, n_permutations)  # [k * U, S, P]
         moved_totals = np.sum(masked, axis=3).reshape(-1, s_sys)  # [k * U, S]
         rows = np.arange(k)[:, None] * used.size  # the rows of moved of each draw's pairs
         p = _hybrid_counts(whole, moved, totals, moved_totals, a, b, (rows + at[a]).ravel(),
@@ -290,7 +291,8 @@ def soft_pairwise_accuracy_tester(metrics: ArrayLike, human_seg: ArrayLike, *, n
 _SS_LANES = 16
 
 
-def _signed_sums(x: NDArray[np.float32], bits: NDArray[np.uint8]) -> NDArray[np.float32]:
+def _signed_sums(x: NDArray[np.float32], bits: NDArray[np.uint8], grouped: NDArray[np.uint8] | None = None
+                 ) -> NDArray[np.float32]:
     """``x[C, n] @ signs.T`` for a +-1 matrix ``signs[P, n]`` packed in ``bits[P, ceil(n / 8)]`` (``np.packbits(signs
     > 0, axis=1, bitorder="little")``), in float32, without multiplying: for every block of 8 segments the 256 signed
     sums of each column's 8 values are tabled (pairs ``(+-x0) + (+-x1)``, then fours ``pair01 + pair23``, then eights
@@ -300,7 +302,8 @@ def _signed_sums(x: NDArray[np.float32], bits: NDArray[np.uint8]) -> NDArray[np.
     permutations: 14 ms on one core, 8 ms on two, where OpenBLAS's float32 product takes 40 and 19 ms) or, without
     it, the same float32 operations in the same order in numpy (10 times slower than the product): the same sums to
     the last bit. They are the product's up to float32 rounding, which is all MTME's own sums of a swapped metric are
-    (another BLAS, another order); the tables of ru-en's study came out identical with either."""
+    (another BLAS, another order); the tables of ru-en's study came out identical with either. ``grouped``:
+    ``grouped_bits(bits)``, when the caller has it (the same bits for every draw of a test)."""
     x = np.ascontiguousarray(x, dtype=np.float32)
     bits = np.ascontiguousarray(bits, dtype=np.uint8)
     n_c, n = x.shape
@@ -309,7 +312,7 @@ def _signed_sums(x: NDArray[np.float32], bits: NDArray[np.uint8]) -> NDArray[np.
         raise ValueError(f"bits cover {nb * 8} segments, x has {n}")
     kern = native.kernels(KERNELS)
     if kern is not None:
-        bits = grouped_bits(bits)
+        bits = grouped_bits(bits) if grouped is None else np.ascontiguousarray(grouped, dtype=np.uint8)
         out = native.aligned_empty((n_c, n_p), np.float32)  # hybrid_counts streams through its rows
         tiles = -(-n_c // _SS_LANES)
         threads = max(1, min(native.cpus(), tiles))
