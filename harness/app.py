@@ -19,6 +19,7 @@ from typing import Any
 
 from .arguments import console_command, skip_last_collection
 from .errors import HarnessError, Terminated
+from .tracking_child import early
 
 log = logging.getLogger("harness")
 
@@ -177,6 +178,19 @@ def main() -> None:
     if any(a in ("-h", "--help") for a in sys.argv[1:]):
         print(HELP.format(experiments=", ".join(_options("experiment")), variants=", ".join(_options("bleu"))))
         return
+    with early(sys.argv[1:]):  # MLflow's child imports MLflow on the other core while Hydra composes the config
+        _compose_and_run()
+    from .callbacks import FAILED_JOBS
+
+    if FAILED_JOBS:
+        print(f"harness: {len(FAILED_JOBS)} job(s) failed:", file=sys.stderr)
+        for line in FAILED_JOBS:
+            print(f"  {line}", file=sys.stderr)
+        sys.exit(1)
+
+
+def _compose_and_run() -> None:
+    """Check the command line, then hand it to Hydra (which calls :func:`task` per job)."""
     register()
     from .composition import check_command_line
 
@@ -194,13 +208,6 @@ def main() -> None:
 
     hydra_main = hydra.main(version_base="1.3", config_path="pkg://harness.conf", config_name="config")(task)
     hydra_main()
-    from .callbacks import FAILED_JOBS
-
-    if FAILED_JOBS:
-        print(f"harness: {len(FAILED_JOBS)} job(s) failed:", file=sys.stderr)
-        for line in FAILED_JOBS:
-            print(f"  {line}", file=sys.stderr)
-        sys.exit(1)
 
 
 def console() -> None:

@@ -5,12 +5,14 @@ the dataset's layout is read, the job's folder is checked (not ours, or holding 
 read and checked, and only then is the folder created and claimed (locked), so that bad input leaves no folder;
 all before any statistics are computed. Results are written into the
 folder's staging area and published at once (:mod:`harness.job.folder`); MLflow is told last, and if it cannot
-be, the tables are there already and ``tracking_pending.json`` says what is missing. Two child processes are
-forked once the inputs are read (:mod:`harness.job.aside`). One draws the figures: it imports matplotlib while
-this process computes the statistics, and draws (split over two processes) as soon as it gets the result, while
-this process writes the tables. The other is MLflow's (:func:`tracking_aside`): it starts MLflow meanwhile (its
-imports, the store and the experiment), then waits for the published job, logs it and sends back where
-(:func:`track`); this process never imports MLflow. Without ``os.fork``, or outside the main thread, MLflow
+be, the tables are there already and ``tracking_pending.json`` says what is missing. Two child processes work
+beside the job (:mod:`harness.job.aside`). One, forked once the inputs are read, draws the figures: it imports
+matplotlib while this process computes the statistics, and draws (split over two processes) as soon as it gets
+the result, while this process writes the tables. The other is MLflow's (:func:`tracking_aside`,
+:mod:`harness.tracking_child`; ``harness`` forks it before Hydra composes the config): it starts MLflow meanwhile
+(its imports, then the store and the experiment once the job says where), then waits for the published job, logs
+it and sends back where (:func:`track`); this process never imports MLflow. Without ``os.fork``, or outside the
+main thread, MLflow
 starts in this process while the figures are drawn, and logs here (no run is logged before the folder is
 published, either way).
 """
@@ -20,7 +22,6 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-import os
 import re
 import signal
 import sys
@@ -34,7 +35,7 @@ from . import native
 from .errors import HarnessError, Terminated, TrackingError
 from .job import figures, report
 from .job.analysis import analyse
-from .job.aside import Aside, aside, can_fork
+from .job.aside import Aside, can_fork
 from .job.dataset import refset_name
 from .job.folder import PENDING, JobFolder
 from .job.inputs import check_selection, dataset_name, layout_of, load_inputs
@@ -47,6 +48,7 @@ from .sinks.parquet import write_table
 from .storage.files import OutputError, atomic_write
 from .storage.manifest import MANIFEST, verified_files
 from .text.tokenizers import check_usable
+from .tracking_child import Target, discard_early, mlflow_child, start_tracking
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -58,13 +60,6 @@ log = logging.getLogger("harness")
 #: How long a job interrupted while MLflow logs in its child process (:func:`tracking_aside`) waits for the child
 #: to mark the runs it created KILLED before it kills the child (SLURM sends SIGKILL 30 s after SIGTERM).
 MARKING_GRACE = 20.0
-#: The niceness MLflow's child process adds to its own: MLflow's start-up (~1.7 CPU s) takes the CPU time the job's
-#: computation and the figure drawer leave, instead of slowing them down (on 2 cores, the demo's resampling took
-#: 1.8 s instead of 1.4 s beside it at the same priority, the whole job 4.5 s instead of 4.2 s); the logging then
-#: runs alone, the job waiting.
-TRACKER_NICENESS = 5
-
-
 @dataclass(frozen=True)
 class Outcome:
     """What a finished job left: its result, folder, MLflow parent run (None without tracking) and any
@@ -122,81 +117,20 @@ def write_report(result: JobResult, staging: Path, drawing: Aside | None = None)
     atomic_write(staging / "report.md", report.render(result, [n for n in drawn if n.endswith(".png")]))
 
 
-def start_tracking(spec: JobSpec, experiment: str) -> TrackingError | None:
-    """MLflow's start-up: its imports, the client's settings, the store and the experiment (created if new; a new
-    SQLite store is a copy of a migrated template). No run is logged here; a failure is returned, for
-    :func:`track` to record."""
-    try:
-        from .sinks.mlflow_store import configure_client, prepare_store
-
-        configure_client(spec.tracking_retries, spec.tracking_timeout, spec.verbose)
-        prepare_store(str(spec.tracking_uri), experiment, spec.runs_dir)
-    except TrackingError as exc:
-        return exc
-    except Exception as exc:  # noqa: BLE001 - a broken MLflow install must not cost the job its tables
-        return TrackingError(f"MLflow could not be started ({type(exc).__name__}: {exc})")
-    return None
-
-
-def _interrupted_once() -> None:
-    """In MLflow's child process: the first SIGINT or SIGTERM ends the logging as it ends in the job
-    (``KeyboardInterrupt``, :class:`~harness.errors.Terminated`: the runs are marked KILLED); the next ones are
-    ignored, so that they do not cut the marking short (Ctrl-C reaches the child from the terminal, and again
-    from the job: :meth:`~harness.job.aside.Aside.interrupt`). A signal the job ignores is ignored here too."""
-
-    def end(signum: int, _frame: Any) -> None:
-        for each in (signal.SIGINT, signal.SIGTERM):
-            signal.signal(each, signal.SIG_IGN)
-        if signum == signal.SIGTERM:
-            raise Terminated(f"terminated by signal {signum} (SIGTERM)")
-        raise KeyboardInterrupt
-
-    for each in (signal.SIGINT, signal.SIGTERM):
-        if signal.getsignal(each) is not signal.SIG_IGN:  # ignored by the job (Ctrl-C of a background job): here too
-            signal.signal(each, end)
-
-
-class _Tracker:
-    """What MLflow's child process does (:func:`tracking_aside`): start MLflow as soon as it is forked
-    (:func:`start_tracking`, whose error is kept for the logging), then log the job it is sent."""
-
-    def __init__(self, spec: JobSpec, experiment: str) -> None:
-        self.spec, self.experiment = spec, experiment
-        self.startup_error: TrackingError | None = None
-
-    def prepare(self) -> None:
-        _interrupted_once()
-        with contextlib.suppress(OSError):
-            os.nice(TRACKER_NICENESS)
-        self.startup_error = start_tracking(self.spec, self.experiment)
-
-    def log(self, sent: tuple[JobPayload, dict[str, Path]]) -> dict[str, str]:
-        if self.startup_error is not None:  # reported when the job is logged, as in process
-            raise self.startup_error
-        from .sinks.mlflow import log_job
-
-        payload, artifacts = sent
-        logged = log_job(str(self.spec.tracking_uri), self.spec.runs_dir, payload, artifacts)
-        return {"experiment_id": logged.experiment_id, "parent_id": logged.parent_id}
-
-
 @contextlib.contextmanager
 def tracking_aside(spec: JobSpec, experiment: str, close_fds: Sequence[int] = ()) -> Iterator[Aside | None]:
-    """MLflow's child process, forked now (:func:`harness.job.aside.aside`): it starts MLflow while the job
-    computes, and logs the job when :func:`track` sends it, while this process waits; its
-    :class:`~harness.errors.TrackingError` comes back as raised. None without tracking, and where the child could
-    not be interrupted with the job (no ``os.fork``, not the main thread: :func:`~harness.job.aside.can_fork`):
-    MLflow then starts and logs in this process. Leaving the block kills the child unless it was waited for.
-    ``close_fds`` are closed in the child (the job folder's lock)."""
+    """MLflow's child process (:mod:`harness.tracking_child`: the one ``harness`` forked before Hydra composed the
+    config, else one forked now): it starts MLflow while the job computes, and logs the job when :func:`track`
+    sends it, while this process waits; its :class:`~harness.errors.TrackingError` comes back as raised. None
+    without tracking, and where the child could not be interrupted with the job (no ``os.fork``, not the main
+    thread: :func:`~harness.job.aside.can_fork`): MLflow then starts and logs in this process. Leaving the block
+    kills the child unless it was waited for. ``close_fds`` are closed in a child forked now (the job folder's
+    lock)."""
     if spec.tracking_uri is None or not can_fork():
+        discard_early()
         yield None
         return
-    # pandas, which MLflow imports and pyarrow imports for the job's tables anyway, imported before the fork: the
-    # child does not import it again
-    import pandas  # noqa: F401
-
-    tracker = _Tracker(spec, experiment)
-    with aside(tracker.log, "MLflow logging", close_fds, prepare=tracker.prepare, raises=(TrackingError,)) as child:
+    with mlflow_child(Target.of(spec, experiment), close_fds) as child:
         yield child
 
 
@@ -317,7 +251,7 @@ def _run_job(spec: JobSpec, config_yaml: str, out: TextIO | None) -> Outcome:
                     bar.update(1)
                 if spec.tracking_uri is not None and tracker is None:  # in process, while the figures are drawn
                     with progress.phase("MLflow start-up", 1, "step") as bar:
-                        startup_error = start_tracking(spec, experiment)
+                        startup_error = start_tracking(Target.of(spec, experiment))
                         bar.update(1)
                 with progress.phase("figures and report" if spec.figures else "report", 1, "step") as bar:
                     write_report(result, staging, drawing)

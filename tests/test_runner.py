@@ -261,7 +261,7 @@ def test_mlflow_child_ends_on_the_first_signal_the_job_ends_on(sigint):
     import signal
 
     from harness.errors import Terminated
-    from harness.runner import _interrupted_once
+    from harness.tracking_child import _interrupted_once
 
     pid = os.fork()
     if pid == 0:  # pragma: no cover - the forked process: exit status 0 if every check holds

@@ -7,8 +7,12 @@ pickled through a pipe), runs the work, sends back its JSON-able return value or
 clean-up (``os._exit``). It gets SIGKILL if its parent dies (Linux), so a killed job leaves no process working
 for it. The caller waits for the value (:class:`Aside`, called) or, leaving the block without waiting (an error
 of its own), kills the child; or, interrupted itself, gives the child the signal and a bounded time to end
-(:meth:`Aside.interrupt`: to record that its work was interrupted). Nothing here knows what the work is; without
-``os.fork`` it is done in process, when the argument is sent.
+(:meth:`Aside.interrupt`: to record that its work was interrupted). A child may send its log records to the
+caller (``forward_logs``), which handles them as its own, through its own handlers and levels, while it waits for
+the value (the frames of ``logging.handlers.SocketHandler``, read as the logging cookbook's receiver reads them): a
+child forked before the caller's logging was configured (MLflow's, forked before Hydra composes the config) logs
+as the job does. Nothing here knows what the work is; without ``os.fork`` it is done in process, when the argument
+is sent.
 """
 
 from __future__ import annotations
@@ -16,9 +20,13 @@ from __future__ import annotations
 import base64
 import contextlib
 import json
+import logging
+import logging.handlers
 import os
 import pickle
+import selectors
 import signal
+import struct
 import threading
 import time
 import traceback
@@ -28,7 +36,30 @@ from typing import Any, Callable, Iterator, Sequence
 from .. import native
 from ..errors import HarnessError
 
-_HEAD = 8  # bytes of the argument's length, sent before it
+_HEAD = 8  # bytes of a message's length, sent before it
+
+
+def send_message(fd: int, obj: Any) -> None:
+    """``obj``, pickled and preceded by its length, into the pipe ``fd``, which is then closed. A reader that died
+    (a child that failed getting ready) is not an error here: waiting for it says why."""
+    blob = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
+    data = memoryview(len(blob).to_bytes(_HEAD, "little") + blob)
+    try:
+        while data:
+            data = data[os.write(fd, data):]
+    except BrokenPipeError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def receive_message(fd: int) -> Any:
+    """What :func:`send_message` sent into the pipe ``fd`` (closed here), or None if the writer closed it without
+    sending. The length comes first, so no end of file is awaited: a sibling forked later may hold the pipe open."""
+    with os.fdopen(fd, "rb") as pipe:
+        head = pipe.read(_HEAD)
+        data = pipe.read(int.from_bytes(head, "little")) if len(head) == _HEAD else b""
+    return pickle.loads(data) if data else None
 
 
 def can_fork() -> bool:
@@ -46,25 +77,71 @@ def die_with_parent() -> None:
         ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_DEATHSIG
 
 
+class _RecordSender(logging.handlers.SocketHandler):
+    """In a child: its log records, as ``SocketHandler`` frames them, into the pipe ``fd`` (:class:`_Records` reads
+    them in the caller). A record the caller no longer reads (it gave up) is dropped."""
+
+    def __init__(self, fd: int) -> None:
+        super().__init__(None, None)  # type: ignore[arg-type]  # no socket: send() writes to the pipe
+        self.fd = fd
+
+    def send(self, s: Any) -> None:  # bytes: the frame of one record
+        data = memoryview(s)
+        while data:
+            data = data[os.write(self.fd, data):]
+
+    def handleError(self, record: logging.LogRecord) -> None:  # noqa: N802 - logging's name
+        pass
+
+
+def _send_records(fd: int) -> None:
+    """In a child: the root logger's handlers (the caller's, inherited, or none yet) replaced by the pipe ``fd``; the
+    loggers' levels decide what is sent, as in the caller (:class:`_Records` checks them there too)."""
+    root = logging.getLogger()
+    for handler in list(root.handlers):
+        root.removeHandler(handler)
+    root.addHandler(_RecordSender(fd))
+
+
+class _Records:
+    """In the caller: the frames a child's :class:`_RecordSender` wrote (4-byte big-endian length, pickled record
+    dict), handled as records of this process's own loggers, each if its logger is enabled for its level here."""
+
+    def __init__(self) -> None:
+        self._buf = bytearray()
+
+    def feed(self, data: bytes) -> None:
+        self._buf += data
+        while len(self._buf) >= 4:
+            (n,) = struct.unpack(">L", self._buf[:4])
+            if len(self._buf) < 4 + n:
+                return
+            record = logging.makeLogRecord(pickle.loads(bytes(self._buf[4:4 + n])))
+            del self._buf[:4 + n]
+            logger = logging.getLogger(record.name)
+            if logger.isEnabledFor(record.levelno):
+                logger.handle(record)
+
+
 def _child(prepare: Callable[[], None] | None, work: Callable[[Any], Any], arg_fd: int, write_fd: int,
-           close_fds: Sequence[int]) -> None:
+           close_fds: Sequence[int], log_fd: int = -1) -> None:
     """The forked child: get ready, read the argument, run ``work``, send ``{"value": ...}`` or
     ``{"error": traceback}`` (and a :class:`HarnessError` itself, pickled), exit. A closed argument pipe without
-    an argument (the caller gave up) ends it."""
+    an argument (the caller gave up) ends it. With ``log_fd``, its log records go there (:func:`_send_records`)."""
     code = 1
     message: dict[str, Any] | None = None
     try:
         die_with_parent()
+        if log_fd >= 0:
+            _send_records(log_fd)
         for fd in close_fds:  # e.g. the job folder's lock: the child must never hold it
             with contextlib.suppress(OSError):
                 os.close(fd)
         if prepare is not None:
             prepare()
-        with os.fdopen(arg_fd, "rb") as pipe:  # length first: a sibling forked later holds this pipe open too
-            head = pipe.read(_HEAD)
-            data = pipe.read(int.from_bytes(head, "little")) if len(head) == _HEAD else b""
-        if data:
-            message = {"value": work(pickle.loads(data))}
+        sent = receive_message(arg_fd)
+        if sent is not None:
+            message = {"value": work(sent[0])}
             code = 0
     except BaseException as exc:  # noqa: BLE001 - everything goes back to the parent, which raises it
         message = {"error": traceback.format_exc()}
@@ -87,8 +164,9 @@ class Aside:
     was raised: same class, same text)."""
 
     def __init__(self, pid: int, read_fd: int, arg_fd: int, what: str,
-                 raises: tuple[type[HarnessError], ...] = ()) -> None:
+                 raises: tuple[type[HarnessError], ...] = (), log_fd: int = -1) -> None:
         self.pid, self._fd, self._arg_fd, self.what, self.raises = pid, read_fd, arg_fd, what, raises
+        self._log_fd, self._records = log_fd, _Records()
         self._open, self._reaped, self._done = True, False, False
         self._value: Any = None
 
@@ -96,26 +174,19 @@ class Aside:
         """Give the work its argument (pickled to the child, which has been getting ready meanwhile)."""
         if self._arg_fd < 0:
             raise RuntimeError(f"{self.what}: the argument was sent already")
-        blob = pickle.dumps(arg, protocol=pickle.HIGHEST_PROTOCOL)
-        data = memoryview(len(blob).to_bytes(_HEAD, "little") + blob)
         fd, self._arg_fd = self._arg_fd, -1
-        try:
-            while data:
-                data = data[os.write(fd, data):]
-        except BrokenPipeError:  # the child died getting ready: waiting for it says why
-            pass
-        finally:
-            os.close(fd)
+        send_message(fd, (arg,))  # in a tuple: an argument None is sent too
 
     def __call__(self) -> Any:
         if not self._reaped:
             try:
-                with os.fdopen(self._fd, "rb", closefd=False) as pipe:
-                    data = pipe.read()
+                data = self._read_value()
+                _, status = os.waitpid(self.pid, 0)
+                self._reaped = True
+                self._handle_records()  # the child has ended: what it logged last is in the pipe
+                self._close_log()
             finally:  # interrupted while waiting (Ctrl-C, SIGTERM): the child is left to stop() or interrupt()
                 self._close()
-            _, status = os.waitpid(self.pid, 0)
-            self._reaped = True
             message = json.loads(data) if data else {}
             raised = self._raised(message)
             if raised is not None:
@@ -132,6 +203,39 @@ class Aside:
         if not self._done:
             raise RuntimeError(f"{self.what} failed (see the first error)")
         return self._value
+
+    def _read_value(self) -> bytes:
+        """Everything the child sends back, its log records handled meanwhile (if it forwards them)."""
+        if self._log_fd < 0:
+            with os.fdopen(self._fd, "rb", closefd=False) as pipe:
+                return pipe.read()
+        chunks = []
+        with selectors.DefaultSelector() as sel:
+            sel.register(self._fd, selectors.EVENT_READ)
+            sel.register(self._log_fd, selectors.EVENT_READ)
+            value_open = True
+            while value_open:
+                for key, _ in sel.select():
+                    chunk = os.read(key.fd, 1 << 16)
+                    if key.fd == self._log_fd:
+                        self._records.feed(chunk)
+                        if not chunk:
+                            sel.unregister(key.fd)
+                    elif chunk:
+                        chunks.append(chunk)
+                    else:
+                        value_open = False
+        return b"".join(chunks)
+
+    def _handle_records(self) -> None:
+        """The log records waiting in the pipe, handled without waiting for more (a sibling forked later may hold
+        the pipe open: no end of file is awaited)."""
+        if self._log_fd < 0:
+            return
+        os.set_blocking(self._log_fd, False)
+        with contextlib.suppress(BlockingIOError, OSError):
+            while chunk := os.read(self._log_fd, 1 << 16):
+                self._records.feed(chunk)
 
     def _raised(self, message: dict[str, Any]) -> HarnessError | None:
         """The child's error, if it is of the classes :attr:`raises` (and can be rebuilt here)."""
@@ -151,9 +255,15 @@ class Aside:
             self._open = False
             os.close(self._fd)
 
+    def _close_log(self) -> None:
+        if self._log_fd >= 0:
+            os.close(self._log_fd)
+            self._log_fd = -1
+
     def stop(self) -> None:
         """Kill the child unless it was waited for, and reap it."""
         self._close()
+        self._close_log()
         if not self._reaped:
             with contextlib.suppress(OSError):
                 os.kill(self.pid, signal.SIGKILL)
@@ -164,20 +274,24 @@ class Aside:
     def interrupt(self, signum: int, grace: float) -> None:
         """This process was interrupted: give the child ``signum`` (it ends its work as this process does, e.g.
         marking what it was doing as interrupted) and up to ``grace`` seconds to end, then :meth:`stop` it.
-        Whatever it sends back is not read."""
+        Its value is not read; its log records are handled while it ends."""
         self._close()
         if self._reaped:
+            self._close_log()
             return
         with contextlib.suppress(OSError):
             os.kill(self.pid, signum)
         deadline = time.monotonic() + grace
         with contextlib.suppress(ChildProcessError):
             while os.waitpid(self.pid, os.WNOHANG)[0] == 0:
+                self._handle_records()  # what it logs while it ends, and never blocked on a full pipe
                 if time.monotonic() > deadline:
                     self.stop()
                     return
                 time.sleep(0.01)
         self._reaped = True
+        self._handle_records()
+        self._close_log()
 
 
 class _InProcess(Aside):
@@ -199,26 +313,32 @@ class _InProcess(Aside):
 
 @contextlib.contextmanager
 def aside(work: Callable[[Any], Any], what: str, close_fds: Sequence[int] = (),
-          prepare: Callable[[], None] | None = None, raises: tuple[type[HarnessError], ...] = ()
-          ) -> Iterator[Aside]:
+          prepare: Callable[[], None] | None = None, raises: tuple[type[HarnessError], ...] = (),
+          forward_logs: bool = False) -> Iterator[Aside]:
     """Fork a child now that runs ``prepare()`` at once, then ``work(arg)`` once the caller sends ``arg``
     (:meth:`Aside.send`); yields the :class:`Aside`, which, called, waits and returns what ``work`` returned
     (JSON-able) or raises the child's error as ``"{what} failed: ..."`` (errors of the classes ``raises``: as
     they were raised). Leaving the block without waiting kills the child. ``close_fds`` are closed in the child.
-    Without ``os.fork``, both run in this process, at :meth:`~Aside.send`."""
+    ``forward_logs``: the child's log records are handled here (module docstring), where it is waited for or
+    interrupted. Without ``os.fork``, both run in this process, at :meth:`~Aside.send`."""
     if not hasattr(os, "fork"):
         yield _InProcess(prepare, work, what)
         return
     read_fd, write_fd = os.pipe()
     arg_read, arg_write = os.pipe()
+    log_read, log_write = os.pipe() if forward_logs else (-1, -1)
     pid = os.fork()
     if pid == 0:  # pragma: no cover - the child process (the work itself is tested in process)
         os.close(read_fd)
         os.close(arg_write)
-        _child(prepare, work, arg_read, write_fd, close_fds)
+        if log_read >= 0:
+            os.close(log_read)
+        _child(prepare, work, arg_read, write_fd, close_fds, log_write)
     os.close(write_fd)
     os.close(arg_read)
-    running = Aside(pid, read_fd, arg_write, what, raises)
+    if log_write >= 0:
+        os.close(log_write)
+    running = Aside(pid, read_fd, arg_write, what, raises, log_read)
     try:
         yield running
     finally:

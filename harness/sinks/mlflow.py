@@ -37,7 +37,7 @@ from typing import Any, Mapping, NamedTuple
 from ..errors import TrackingError
 from ..storage.files import pid_alive
 from .mlflow_store import _client, _reason, prepare_store, store_lock
-from .sqlite_runs import RunRows, bulk_store, finish_runs, insert_runs
+from .sqlite_runs import RunBrief, RunRows, bulk_store, child_runs, finish_runs, insert_runs
 
 log = logging.getLogger(__name__)
 
@@ -132,6 +132,16 @@ def _children(client: Any, exp_id: str, parent_id: str) -> list[Any]:
     return all_runs(client, exp_id, f"tags.mlflow.parentRunId = '{parent_id}'")
 
 
+def _child_briefs(client: Any, exp_id: str, parent_id: str) -> list[RunBrief]:
+    """The nested runs of ``parent_id`` (:func:`_children`) as id, name and status only: from a SQLite store of a
+    verified schema without loading their data (:func:`~harness.sinks.sqlite_runs.child_runs`), else through
+    MLflow's search."""
+    bulk = bulk_store(client)
+    if bulk is not None:
+        return child_runs(bulk, exp_id, parent_id)
+    return [RunBrief(c.info.run_id, c.info.run_name, c.info.status) for c in _children(client, exp_id, parent_id)]
+
+
 def mark_dead_parents(client: Any, exp_id: str, job_key: str, folder: str | None = None) -> list[str]:
     """Mark KILLED (with their children) the parents left RUNNING by dead processes: on this host with a pid that
     no longer runs, or of this very job in this very ``folder`` (whose lock the caller holds, so no other process
@@ -150,9 +160,9 @@ def mark_dead_parents(client: Any, exp_id: str, job_key: str, folder: str | None
                 and pid != os.getpid())
         dead = dead or (tags.get("harness.host") == host and pid > 0 and not pid_alive(pid))
         if dead:
-            for child in _children(client, exp_id, run.info.run_id):
-                if child.info.status == "RUNNING":
-                    client.set_terminated(child.info.run_id, "KILLED")
+            for child in _child_briefs(client, exp_id, run.info.run_id):
+                if child.status == "RUNNING":
+                    client.set_terminated(child.run_id, "KILLED")
             client.set_terminated(run.info.run_id, "KILLED")
             killed.append(run.info.run_id)
     if killed:
@@ -189,8 +199,8 @@ def settle_records(client: Any, exp_id: str, job_key: str) -> tuple[str | None, 
     for run in parents:
         if run is survivor or run.info.status == "RUNNING":
             continue
-        for child in _children(client, exp_id, run.info.run_id):
-            client.delete_run(child.info.run_id)
+        for child in _child_briefs(client, exp_id, run.info.run_id):
+            client.delete_run(child.run_id)
         client.delete_run(run.info.run_id)
         n += 1
     return str(survivor.info.run_id), n
@@ -235,8 +245,8 @@ def complete_record(client: Any, exp_id: str, payload: JobPayload) -> str | None
     for run in all_runs(client, exp_id, f"tags.`harness.job_key` = '{payload.key}' and attributes.status = 'FINISHED'"):
         if "mlflow.parentRunId" in run.data.tags:
             continue
-        children = _children(client, exp_id, run.info.run_id)
-        names = sorted(c.info.run_name for c in children if c.info.status == "FINISHED")
+        children = _child_briefs(client, exp_id, run.info.run_id)
+        names = sorted(c.name for c in children if c.status == "FINISHED")
         if len(children) == len(payload.runs) and names == sorted(r.name for r in payload.runs):
             return str(run.info.run_id)
     return None

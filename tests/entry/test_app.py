@@ -6,6 +6,7 @@ MLflow's record of a rerun and versions are tested on the job runner: tests/test
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -153,6 +154,33 @@ def test_against_a_real_tracking_server(tmp_path, mlflow_server):
     for row in table.itertuples():
         assert by[(row.system, row.variant)] == pytest.approx(row.bleu, rel=1e-12)
     assert not (tmp_path / "runs" / "mlflow.db").exists()  # nothing went to the local store
+
+
+def test_mlflow_logs_in_the_jobs_log_and_a_config_without_tracking(tmp_path):
+    """MLflow's child process is forked before Hydra configures the job's logging: its records are the job's all
+    the same (a rerun replacing an incomplete record says so, in the job's format, on stderr); a config that turns
+    tracking off (not the command line) ends the child unused."""
+    from mlflow.tracking import MlflowClient
+
+    ds = make_dataset(tmp_path / "mini")
+    args = (f"dataset.root={ds}", "bleu=sacrebleu", "n_samples=50", "figures=false")
+    run_harness(tmp_path, *args)
+    uri = f"sqlite:///{tmp_path / 'runs' / 'mlflow.db'}"
+    (parent,), _ = mlflow_runs(uri, "mini")
+    MlflowClient(uri).set_terminated(parent.info.run_id, "FAILED")  # an incomplete record: the rerun replaces it
+    proc = run_harness(tmp_path, *args)
+    assert re.search(r"^\d\d:\d\d:\d\d INFO harness\.sinks\.mlflow: replaced 1 earlier MLflow record\(s\) of this "
+                     r"job$", proc.stderr, re.M), proc.stderr
+    (again,), _ = mlflow_runs(uri, "mini")
+    assert again.info.run_id != parent.info.run_id and again.info.status == "FINISHED"
+
+    conf = tmp_path / "conf" / "experiment"
+    conf.mkdir(parents=True)
+    (conf / "quiet.yaml").write_text("# @package _global_\ntracking: false\nexperiment_name: quiet\n")
+    proc = run_harness(tmp_path, "--config-dir", str(tmp_path / "conf"), "experiment=quiet", *args)
+    assert "Traceback" not in proc.stderr and "open the UI" not in proc.stdout
+    assert (tmp_path / "runs" / "quiet").is_dir()
+    assert MlflowClient(uri).get_experiment_by_name("quiet") is None
 
 
 @pytest.mark.parametrize("args,expect,status", [

@@ -1,8 +1,10 @@
-"""Work done in a forked child process (harness.job.aside), for real: what comes back when it fails, and how an
-interrupted caller ends it (the child gets the signal and a bounded time to say so, then SIGKILL)."""
+"""Work done in a forked child process (harness.job.aside), for real: what comes back when it fails, how an
+interrupted caller ends it (the child gets the signal and a bounded time to say so, then SIGKILL), and a child's
+log records handled by the caller."""
 
 from __future__ import annotations
 
+import logging
 import os
 import signal
 import time
@@ -107,6 +109,85 @@ def test_a_caller_interrupted_while_it_waits_does_not_wait_for_the_child():
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+
+
+# ------------------------------------------------------------------------------------------------- log records
+
+
+def _logs_in_prepare():
+    log = logging.getLogger("harness.test.child")
+    log.setLevel(logging.INFO)
+    log.debug("not sent: below the logger's level")
+    log.info("getting ready in %s", "the child")
+
+
+def _logs_in_work(arg):
+    log = logging.getLogger("harness.test.child")
+    try:
+        raise ValueError("the cause")
+    except ValueError:
+        log.warning("work %s failed softly", arg, exc_info=True)
+    for k in range(3000):  # more than a pipe holds (64 KiB) before the caller reads: the child must not block
+        log.info("line %d %s", k, "x" * 40)
+    return os.getpid()
+
+
+@pytest.fixture
+def job_log(tmp_path):
+    """The caller's own logging, as Hydra configures a job's: a handler on the root logger (into a file, so that
+    a record the child wrote with the handler it inherited would show there too, as a duplicate)."""
+    root = logging.getLogger()
+    handler = logging.FileHandler(tmp_path / "job.log")
+    handler.setFormatter(logging.Formatter("%(process)d %(levelname)s %(name)s: %(message)s"))
+    saved = root.level
+    root.addHandler(handler)
+    root.setLevel(logging.INFO)
+    try:
+        yield tmp_path / "job.log"
+    finally:
+        root.removeHandler(handler)
+        root.setLevel(saved)
+        handler.close()
+
+
+def test_a_childs_log_records_are_handled_by_the_caller(job_log):
+    with aside(_logs_in_work, "working", prepare=_logs_in_prepare, forward_logs=True) as child:
+        child.send("seven")
+        pid = child()
+    lines = job_log.read_text().splitlines()
+    assert lines[0] == f"{pid} INFO harness.test.child: getting ready in the child"  # the child's pid, its words
+    assert lines[1] == f"{pid} WARNING harness.test.child: work seven failed softly"
+    assert lines[2] == "Traceback (most recent call last):" and "ValueError: the cause" in lines[3:6]
+    info = [line for line in lines if " INFO harness.test.child: line " in line]
+    assert info == [f"{pid} INFO harness.test.child: line {k} {'x' * 40}" for k in range(3000)]  # each once, in order
+    assert not any("not sent" in line for line in lines)
+
+
+def test_without_forwarding_a_child_logs_through_what_it_inherited(job_log):
+    with aside(_logs_in_work, "working", prepare=_logs_in_prepare) as child:
+        child.send("eight")
+        pid = child()
+    assert f"{pid} INFO harness.test.child: getting ready in the child" in job_log.read_text().splitlines()
+
+
+def _logs_when_interrupted(done):
+    def end(_signum, _frame):
+        logging.getLogger("harness.test.child").warning("marked KILLED")
+        done.write_text("interrupted")
+        raise KeyboardInterrupt
+
+    return end
+
+
+def test_an_interrupted_caller_handles_what_the_child_logs_as_it_ends(tmp_path, job_log):
+    done = tmp_path / "done"
+    with aside(_waits, "logging", prepare=lambda: _ready(done, _logs_when_interrupted(done)),
+               forward_logs=True) as child:
+        child.send(None)
+        _when_ready(done)
+        child.interrupt(signal.SIGTERM, grace=30)
+        assert done.read_text() == "interrupted"
+    assert f"{child.pid} WARNING harness.test.child: marked KILLED" in job_log.read_text().splitlines()
 
 
 # ------------------------------------------------------------------------------------------------------- in_shares

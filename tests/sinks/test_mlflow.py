@@ -224,7 +224,7 @@ def test_an_experiment_made_elsewhere_gets_the_kind_tag(runs_with_store):
     assert client.get_experiment(made).tags["mlflow.experimentKind"] == "custom_model_development"
 
 
-def test_a_rerun_reuses_a_complete_record_and_replaces_an_incomplete_one(job, runs_with_store):
+def test_a_rerun_reuses_a_complete_record_and_replaces_an_incomplete_one(job, runs_with_store, path):
     from mlflow.tracking import MlflowClient
 
     uri, payload = store(runs_with_store), job["payload"]
@@ -240,6 +240,33 @@ def test_a_rerun_reuses_a_complete_record_and_replaces_an_incomplete_one(job, ru
     parents, children = runs_of(uri)
     assert [p.info.run_id for p in parents] == [second] and len(children) == n_runs(job["result"])
     assert {c.data.tags["mlflow.parentRunId"] for c in children} == {second}
+
+
+def test_a_parents_nested_runs_read_in_sql_are_those_mlflow_finds(job, runs_with_store):
+    """The record-keeping reads a parent's nested runs (id, name, status) from the SQLite store directly: the same
+    runs MLflow's search finds (active ones of that parent only: not a deleted one, not another parent's)."""
+    from mlflow.tracking import MlflowClient
+
+    from harness.sinks.mlflow import _children
+    from harness.sinks.sqlite_runs import RunBrief, bulk_store, child_runs
+
+    uri, payload = store(runs_with_store), job["payload"]
+    first = log_job(uri, runs_with_store, payload, job["artifacts"]).parent_id
+    client = MlflowClient(uri)
+    exp_id = client.get_experiment_by_name(EXPERIMENT).experiment_id
+    other = client.create_run(exp_id, run_name="another parent's", tags={"mlflow.parentRunId": "elsewhere"})
+    kids = _children(client, exp_id, first)
+    client.delete_run(kids[0].info.run_id)
+    client.set_terminated(kids[1].info.run_id, "FAILED")
+
+    def brief(runs):
+        return sorted(RunBrief(r.info.run_id, r.info.run_name, r.info.status) for r in runs)
+
+    found = sorted(child_runs(bulk_store(client), exp_id, first))
+    assert found == brief(_children(client, exp_id, first)) and len(found) == n_runs(job["result"]) - 1
+    assert {r.status for r in found} == {"FINISHED", "FAILED"}
+    assert kids[0].info.run_id not in {r.run_id for r in found}
+    assert child_runs(bulk_store(client), exp_id, "elsewhere") == brief([client.get_run(other.info.run_id)])
 
 
 def test_a_reused_record_holds_each_table_once(job, runs_with_store, tmp_path):
