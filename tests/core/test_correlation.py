@@ -11,8 +11,8 @@ from scipy import stats as sps
 
 from harness.core import correlation as corr
 from harness.core.blocks import block_protocol
-from harness.core.correlation.batched import _average_ranks as average_ranks
 from harness.core.correlation.batched import _batch_values as batch_values
+from harness.core.correlation.classic import average_ranks
 from harness.core.correlation.difference import _bootstrap_p as bootstrap_p
 from harness.core.correlation.segment import _segment_resampled_values as segment_resampled_values
 from harness.core.correlation.segment import _weighted_kendall as weighted_kendall

@@ -12,7 +12,8 @@ Every random procedure takes an explicit ``seed`` and draws from ``numpy.random.
 seed gives the same resamples everywhere (all systems, all methods, both metrics of a comparison share one index
 matrix, as in sacrebleu's paired bootstrap).
 
-The package: :mod:`.vectors` (one correlation of two vectors, with its p-value), :mod:`.batched` (correlation values
+The package: :mod:`.vectors` (one correlation of two vectors, with its p-value; :mod:`.classic` computes it as
+scipy.stats does, without importing scipy.stats), :mod:`.batched` (correlation values
 of many resamples at once: the engine of every bootstrap), :mod:`.system` and :mod:`.segment` (the two levels, with
 bootstrap intervals), :mod:`.difference` (is one metric's correlation higher than another's).
 

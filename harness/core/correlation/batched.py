@@ -11,6 +11,7 @@ from numpy.typing import NDArray
 
 from ...errors import ConfigError
 from ..resampling import check_level, check_n_samples, check_seed, percentile_interval
+from .classic import average_ranks
 from .vectors import _MIN_PAIRS, _MIN_PAIRS_ITEM, FloatArray, _defined
 
 # Element budget of one vectorised chunk (resamples x values): bounded memory (tens of MB) whatever n_samples is.
@@ -42,33 +43,14 @@ def _pearson_batch(x: FloatArray, y: FloatArray, valid: NDArray[np.bool_], min_p
     return np.where((n < min_pairs) | const_x | const_y, np.nan, r)
 
 
-def _average_ranks(x: FloatArray) -> FloatArray:
-    """Ranks 1..n along the last axis, ties sharing their average rank (scipy.stats.rankdata 'average'); NaN
-    entries get NaN and do not take a rank. Vectorised over the leading axes (scipy's ``nan_policy='omit'`` loops
-    over them one slice at a time)."""
-    m = x.shape[-1]
-    order = np.argsort(x, axis=-1, kind="stable")  # NaN sort last, so valid entries get ranks 1..n_valid
-    xs = np.take_along_axis(x, order, axis=-1)
-    pos = np.broadcast_to(np.arange(m), x.shape)
-    new_group = np.ones(x.shape, dtype=bool)
-    new_group[..., 1:] = xs[..., 1:] != xs[..., :-1]  # NaN != NaN: every NaN is its own group
-    last_of_group = np.ones(x.shape, dtype=bool)
-    last_of_group[..., :-1] = new_group[..., 1:]
-    first = np.maximum.accumulate(np.where(new_group, pos, 0), axis=-1)
-    last = np.flip(np.minimum.accumulate(np.flip(np.where(last_of_group, pos, m), -1), axis=-1), -1)
-    ranks = np.empty(x.shape)
-    np.put_along_axis(ranks, order, (first + last) / 2.0 + 1.0, axis=-1)
-    return np.where(np.isnan(x), np.nan, ranks)
-
-
 def _spearman_batch(x: FloatArray, y: FloatArray, valid: NDArray[np.bool_], min_pairs: int) -> FloatArray:
     # Spearman rho = Pearson r of the average ranks of the jointly valid entries, as scipy.stats.spearmanr.
-    rx = _average_ranks(np.where(valid, x, np.nan))
+    rx = average_ranks(np.where(valid, x, np.nan))
     if y.shape != valid.shape and np.all(np.isnan(y) | ~np.isnan(x)):
         # x is missing nothing that y has: y's valid entries are the same in every row, rank them once.
-        ry = np.broadcast_to(_average_ranks(y), valid.shape)
+        ry = np.broadcast_to(average_ranks(y), valid.shape)
     else:
-        ry = _average_ranks(np.where(valid, y, np.nan))
+        ry = average_ranks(np.where(valid, y, np.nan))
     return _pearson_batch(rx, ry, valid, min_pairs)
 
 

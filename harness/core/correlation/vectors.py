@@ -1,5 +1,5 @@
-"""One correlation of two vectors with its p-value (scipy's Pearson, Spearman and Kendall tau-b), NaN when
-undefined; the choices of methods, groupings and tests."""
+"""One correlation of two vectors with its p-value (Pearson, Spearman and Kendall tau-b as scipy.stats computes them:
+:mod:`.classic`), NaN when undefined; the choices of methods, groupings and tests."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ...errors import ConfigError, InputError
+from . import classic
 
 ScoreFn = Callable[[NDArray[np.float64]], NDArray[np.float64]]
 
@@ -56,33 +57,11 @@ def _defined(x: FloatArray, y: FloatArray, min_pairs: int = _MIN_PAIRS) -> bool:
     return bool(x.size >= min_pairs and np.ptp(x) > 0 and np.ptp(y) > 0)
 
 
-def _pearson(x: FloatArray, y: FloatArray) -> tuple[float, float]:
-    from scipy import stats
-
-    res = stats.pearsonr(x, y)
-    return float(res.statistic), float(res.pvalue)
-
-
-def _spearman(x: FloatArray, y: FloatArray) -> tuple[float, float]:
-    from scipy import stats
-
-    res = stats.spearmanr(x, y)
-    return float(res.statistic), float(res.pvalue)
-
-
-def _kendall(x: FloatArray, y: FloatArray) -> tuple[float, float]:
-    from scipy import stats
-
-    # tau-b: the variant MTME and WMT use by default; it corrects for ties on either side.
-    res = stats.kendalltau(x, y, variant="b")
-    return float(res.statistic), float(res.pvalue)
-
-
 #: Registry: method name -> function of two clean (NaN-free, non-constant, >= 3 long) vectors -> (value, p).
 CORRELATIONS: dict[str, Callable[[FloatArray, FloatArray], tuple[float, float]]] = {
-    "pearson": _pearson,
-    "spearman": _spearman,
-    "kendall": _kendall,
+    "pearson": classic.pearson,
+    "spearman": classic.spearman,
+    "kendall": classic.kendall,  # tau-b: the variant MTME and WMT use by default; it corrects for ties on either side
 }
 
 
@@ -109,7 +88,7 @@ def _check_choice(key: str, value: str, choices: Sequence[str]) -> None:
 
 
 def correlate(x: Any, y: Any, method: str = "pearson") -> tuple[float, float]:
-    """Correlation of two vectors and its p-value, by scipy.stats.
+    """Correlation of two vectors and its p-value, as scipy.stats computes them (:mod:`.classic`).
 
     ``method`` is one of :data:`METHODS` (``kendall`` is tau-b). Pairs with a NaN on either side are dropped.
     Fewer than 3 remaining pairs, or a constant vector, give ``(nan, nan)`` without any warning. The p-value is
@@ -120,7 +99,7 @@ def correlate(x: Any, y: Any, method: str = "pearson") -> tuple[float, float]:
     if not _defined(xa, ya):
         return math.nan, math.nan
     with warnings.catch_warnings():
-        # Pre-checked above; what is left (e.g. scipy's NearConstantInputWarning) must not leak to callers.
+        # Pre-checked above; what is left (numpy's at r = +-1, where t is infinite) must not leak to callers.
         warnings.simplefilter("ignore")
         return CORRELATIONS[method](xa, ya)
 
