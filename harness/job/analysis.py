@@ -15,7 +15,6 @@ paper's protocol, from the statistics alone (nothing is re-tokenized), into one 
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import logging
 import math
 from functools import partial
@@ -390,10 +389,10 @@ def analyse(spec: JobSpec, inputs: Inputs, statistics: Statistics, experiment: s
         log.info("no human judgments in this job: no correlations")
     if spec.correlation or spec.paper_protocol:
         # each kind of human scores on its own: the kinds are split over the cores (forked copies of this process),
-        # which all need scipy.special (the correlations' p-values) and, to rank the variants, scipy.stats (MTME's
-        # z-scores): imported here once, before the fork, not once in every copy (0.15 s and 0.65 s of CPU each)
+        # which all need scipy.special (the correlations' p-values): imported here once, before the fork, not once in
+        # every copy (0.15 s of CPU each)
         if len(inputs.human) > 1:
-            importlib.import_module("scipy.stats" if spec.meta_eval else "scipy.special")
+            import scipy.special  # noqa: F401
         judged = in_shares(partial(_judged, spec, inputs, cells), inputs.human, "correlating with the human scores",
                            progress, raises=(HarnessError,))
         for found, left_out, differences_of_kind, ranked in judged:

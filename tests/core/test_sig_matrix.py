@@ -6,13 +6,15 @@ from __future__ import annotations
 
 import itertools
 import math
+import warnings
 
 import numpy as np
 import pytest
+import scipy.stats
 
 from harness.core import mtme
 from harness.core.mtme.draws import draw_bits, early_stop_scan
-from harness.core.mtme.sig_matrix import zscore_valid
+from harness.core.mtme.sig_matrix import zscore, zscore_valid
 from harness.core.mtme.tau_optimization import _categories
 from harness.job.meta_evaluation import assign_ranks
 
@@ -23,6 +25,27 @@ def _metrics(rng: np.random.Generator, h: np.ndarray, v: int, noise: float = 1.0
 
 def _pairs(v: int) -> list[tuple[int, int]]:
     return [(i, j) for i in range(v) for j in range(i + 1, v)]
+
+
+def _zscore_cases() -> list[np.ndarray]:
+    rng = np.random.default_rng(11)
+    return [rng.normal(size=9), rng.normal(size=3000) * 40 + 25, np.array([1.0, 2.0]), np.array([3.0]),
+            np.array([5.0, 5.0, 5.0]), np.array([1.0, 1.0 + 2e-16, 1.0]), 1e8 + rng.normal(size=20) * 1e-6,
+            1e8 + rng.normal(size=20) * 1e-9, np.array([0.0, 0.0, 1e-310]), rng.integers(0, 3, 50).astype(float),
+            np.array([-1e300, 1e300, 0.0])]
+
+
+@pytest.mark.parametrize("a", _zscore_cases())
+def test_zscore_as_scipy(a):
+    """MTME z-scores each metric with scipy.stats.zscore; ours computes it without importing scipy.stats: the same
+    numbers (relative 1e-12) and the same NaN (a constant vector, one below the mean's rounding)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = scipy.stats.zscore(a)
+    got = zscore(a)
+    assert np.array_equal(np.isnan(got), np.isnan(want))
+    ok = ~np.isnan(want)
+    assert got[ok] == pytest.approx(want[ok], rel=1e-12, abs=0)
 
 
 @pytest.mark.parametrize("shape,block", [((12,), 100), ((8, 60), 100), ((8, 60), 1000)])

@@ -3,8 +3,9 @@
 A vectorised numpy re-implementation of MTME (commit ``68a481aea1a787392d55af8f76ac8ef40c5f4664``: ``stats.py``,
 ``pce.py``, ``tau_optimization.py``, ``tasks.py``) whose numbers equal MTME's own code on the same inputs (tests
 carry MTME's cases). MTME is not a dependency. Pure core: arrays in, numbers out; no file I/O, no global RNG;
-scipy only for ``zscore``, imported lazily; the pair counts of the permutation p-values and of pairwise accuracy
-in compiled kernels (:mod:`.kernels`) when they can be had, else numpy (the same counts).
+numpy only (MTME's ``scipy.stats.zscore`` as scipy computes it: :func:`.sig_matrix.zscore`); the pair counts of the
+permutation p-values and of pairwise accuracy in compiled kernels (:mod:`.kernels`) when they can be had, else
+numpy (the same counts).
 
 The modules follow MTME's own split: :mod:`.accuracy` (pairwise accuracy), :mod:`.pce` (soft pairwise accuracy,
 MTME's ``pce.py``), :mod:`.tau_optimization` (Kendall variants, tau optimization, acc_eq; MTME's
