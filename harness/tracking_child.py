@@ -30,9 +30,10 @@ if TYPE_CHECKING:
     from .sinks.mlflow import JobPayload
 
 #: The niceness MLflow's child process adds to its own: MLflow's start-up (~1.5 CPU s) takes the CPU time the job's
-#: computation and the figure drawer leave, instead of slowing them down (on 2 cores, the demo's resampling took
-#: 1.8 s instead of 1.4 s beside it at the same priority, the whole job 4.5 s instead of 4.2 s); the logging then
-#: runs alone, the job waiting.
+#: computation and the figure drawer leave, instead of slowing them down (on 2 cores, with the child forked when the
+#: job started, the demo's resampling took 1.8 s instead of 1.4 s beside it at the same priority, the whole job 4.5 s
+#: instead of 4.2 s; forked before Hydra, the second demo job took 2.83 s at 5 and 2.87 s at 0, 10 interleaved
+#: pairs); the logging then runs alone, the job waiting.
 TRACKER_NICENESS = 5
 
 
