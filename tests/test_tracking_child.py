@@ -54,6 +54,7 @@ def test_leaving_the_command_ends_an_early_child_no_job_took():
     assert _gone(child.pid) and tracking_child._EARLY is None
 
 
+@pytest.mark.slow  # the child imports MLflow and migrates a new store: 2-4 s
 def test_a_job_takes_the_early_child_and_it_opens_the_store(tmp_path):
     """The job's child is the one forked early (the same process), which, given the target, creates the store and
     the experiment while the job computes."""

@@ -115,7 +115,7 @@ def vectors(draw):
     return x, y
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(vectors())
 def test_generated_vectors_as_scipy(xy):
     assert_as_scipy(*xy)
