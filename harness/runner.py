@@ -12,9 +12,8 @@ the result, while this process writes the tables. The other is MLflow's (:func:`
 :mod:`harness.tracking_child`; ``harness`` forks it before Hydra composes the config): it starts MLflow meanwhile
 (its imports, then the store and the experiment once the job says where), then waits for the published job, logs
 it and sends back where (:func:`track`); this process never imports MLflow. Without ``os.fork``, or outside the
-main thread, MLflow
-starts in this process while the figures are drawn, and logs here (no run is logged before the folder is
-published, either way).
+main thread, MLflow starts in this process while the figures are drawn, and logs here (no run is logged before the
+folder is published, either way).
 """
 
 from __future__ import annotations
@@ -60,6 +59,8 @@ log = logging.getLogger("harness")
 #: How long a job interrupted while MLflow logs in its child process (:func:`tracking_aside`) waits for the child
 #: to mark the runs it created KILLED before it kills the child (SLURM sends SIGKILL 30 s after SIGTERM).
 MARKING_GRACE = 20.0
+
+
 @dataclass(frozen=True)
 class Outcome:
     """What a finished job left: its result, folder, MLflow parent run (None without tracking) and any

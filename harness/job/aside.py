@@ -96,7 +96,7 @@ class _RecordSender(logging.handlers.SocketHandler):
 
 def _send_records(fd: int) -> None:
     """In a child: the root logger's handlers (the caller's, inherited, or none yet) replaced by the pipe ``fd``; the
-    loggers' levels decide what is sent, as in the caller (:class:`_Records` checks them there too)."""
+    child's loggers' levels decide what is sent (the child sets them: e.g. MLflow's to the job's, or more verbose)."""
     root = logging.getLogger()
     for handler in list(root.handlers):
         root.removeHandler(handler)
@@ -105,7 +105,8 @@ def _send_records(fd: int) -> None:
 
 class _Records:
     """In the caller: the frames a child's :class:`_RecordSender` wrote (4-byte big-endian length, pickled record
-    dict), handled as records of this process's own loggers, each if its logger is enabled for its level here."""
+    dict), handled by this process's loggers of the same names, their handlers and filters (the level was the
+    child's to decide, as in the logging cookbook's receiver)."""
 
     def __init__(self) -> None:
         self._buf = bytearray()
@@ -118,9 +119,7 @@ class _Records:
                 return
             record = logging.makeLogRecord(pickle.loads(bytes(self._buf[4:4 + n])))
             del self._buf[:4 + n]
-            logger = logging.getLogger(record.name)
-            if logger.isEnabledFor(record.levelno):
-                logger.handle(record)
+            logging.getLogger(record.name).handle(record)
 
 
 def _child(prepare: Callable[[], None] | None, work: Callable[[Any], Any], arg_fd: int, write_fd: int,
