@@ -163,6 +163,25 @@ def test_a_childs_log_records_are_handled_by_the_caller(job_log):
     assert not any("not sent" in line for line in lines)
 
 
+def _louder(_arg):
+    logging.getLogger("harness.test.loud").setLevel(logging.INFO)  # as MLflow's child does for alembic, verbose
+    logging.getLogger("harness.test.loud").info("migrating")
+    return os.getpid()
+
+
+def test_the_childs_levels_decide_what_it_logs(job_log):
+    """A child may log more than the caller would (MLflow's child with ``verbose=true``): its records are handled
+    as they come, not filtered again by the caller's levels."""
+    logging.getLogger("harness.test.loud").setLevel(logging.WARNING)
+    try:
+        with aside(_louder, "working", forward_logs=True) as child:
+            child.send(None)
+            pid = child()
+    finally:
+        logging.getLogger("harness.test.loud").setLevel(logging.NOTSET)
+    assert f"{pid} INFO harness.test.loud: migrating" in job_log.read_text().splitlines()
+
+
 def test_without_forwarding_a_child_logs_through_what_it_inherited(job_log):
     with aside(_logs_in_work, "working", prepare=_logs_in_prepare) as child:
         child.send("eight")
