@@ -3,8 +3,8 @@ job waits (:func:`harness.runner.track`); the job's own process never imports ML
 
 MLflow's imports cost about 1.5 s of CPU, longer than the demo job computes once Hydra has composed its config. So
 ``harness`` forks the child before Hydra composes anything (:func:`early`, when the command line can track), and
-the job takes it (:func:`mlflow_child`); a job run otherwise (a sweep's, the API's) forks it when it starts. Either way
-the child imports MLflow at once, then waits for where to log (:class:`Target`: the store, the experiment, the
+the job takes it (:func:`mlflow_child`); a job run otherwise (a sweep's, the API's) forks it when it starts. Either
+way the child imports MLflow at once, then waits for where to log (:class:`Target`: the store, the experiment, the
 client's settings and the job's log levels), opens the store and the experiment while the job goes on, and logs
 the job it is sent. Its log records are handled by the job's process, as its own
 (:func:`harness.job.aside.aside`'s ``forward_logs``): a child forked before Hydra configured the job's logging logs
