@@ -93,11 +93,18 @@ def test_kendalls_exact_p_values_as_scipy():
 
 
 def test_inversions_are_counted_as_pairs():
+    """Every pair counted once, within the blocks compared pair by pair and across the merged ones (sizes around the
+    block and its doubles, all equal, few or all distinct values)."""
     rng = np.random.default_rng(3)
-    for n in (0, 1, 2, 3, 7, 64, 65, 300):
+    for n in (0, 1, 2, 3, 7, 31, 32, 33, 63, 64, 65, 300):
         a = rng.integers(0, max(1, n // 3), n)
         brute = sum(1 for i, j in itertools.combinations(range(n), 2) if a[i] > a[j])
         assert classic.inversions(a) == brute
+    for n in (1000, 2049):
+        for distinct in (1, 2, 7, n):
+            a = rng.integers(0, distinct, n)
+            assert classic.inversions(a) == int(np.triu(a[:, None] > a[None, :], 1).sum())
+    assert classic.inversions(np.arange(5000)[::-1]) == 5000 * 4999 // 2
 
 
 def test_average_ranks_share_their_ties():
