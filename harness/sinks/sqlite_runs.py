@@ -1,12 +1,13 @@
 """Nested runs written into a SQLite MLflow store in one transaction, and finished in one statement: the rows that
 MLflow's own ``create_run`` + ``log_batch`` + ``log_inputs`` and ``set_terminated`` write, with MLflow's
 validators, its table models and its value rules (NaN and infinities), but one commit instead of about ten per
-run (MLflow's store: ~40 ms per nested run here, ~4.5 s for the demo's 108).
+run (MLflow's store: ~40 ms per nested run here, ~4.5 s for the demo's 108). And a parent's nested runs read back
+as id, name and status only (:func:`child_runs`), what the record-keeping needs, without loading their data.
 
 Only for a store whose schema this code was checked against (:data:`VERIFIED_SCHEMAS`: the revision of MLflow's
 migrations; ``tests/sinks/test_mlflow.py`` compares every row of every table with what MLflow's API writes);
 :func:`bulk_store` returns None for any other store, which :mod:`harness.sinks.mlflow` then writes through
-MLflow's API. Must not decide what is logged: the runs, their tags, metrics and params are the caller's.
+MLflow's API (and reads through its search). Must not decide what is logged: the runs, their tags, metrics and params are the caller's.
 """
 
 from __future__ import annotations
