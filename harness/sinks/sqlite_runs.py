@@ -7,7 +7,8 @@ as id, name and status only (:func:`child_runs`), what the record-keeping needs,
 Only for a store whose schema this code was checked against (:data:`VERIFIED_SCHEMAS`: the revision of MLflow's
 migrations; ``tests/sinks/test_mlflow.py`` compares every row of every table with what MLflow's API writes);
 :func:`bulk_store` returns None for any other store, which :mod:`harness.sinks.mlflow` then writes through
-MLflow's API (and reads through its search). Must not decide what is logged: the runs, their tags, metrics and params are the caller's.
+MLflow's API (and reads through its search). Must not decide what is logged: the runs, their tags, metrics and
+params are the caller's.
 """
 
 from __future__ import annotations
