@@ -158,9 +158,22 @@ class _Tracker:
         return {"experiment_id": logged.experiment_id, "parent_id": logged.parent_id}
 
 
-def _child(tracker: _Tracker, close_fds: Sequence[int]) -> contextlib.AbstractContextManager[Aside]:
-    return aside(tracker.log, "MLflow logging", close_fds, prepare=tracker.prepare, raises=(TrackingError,),
-                 forward_logs=True)
+@contextlib.contextmanager
+def _forked(close_fds: Sequence[int]) -> Iterator[tuple[Aside, _Tracker]]:
+    """Fork MLflow's child now (``close_fds`` closed in it); yields it and the job's end of its target pipe. Leaving
+    the block kills it unless it was waited for."""
+    # pandas, which MLflow imports and pyarrow imports for the job's tables anyway, imported before the fork: the
+    # child does not import it again (0.25 s of CPU)
+    import pandas  # noqa: F401
+
+    tracker_ = _Tracker()
+    with aside(tracker_.log, "MLflow logging", close_fds, prepare=tracker_.prepare, raises=(TrackingError,),
+               forward_logs=True) as child:
+        tracker_.forked()
+        try:
+            yield child, tracker_
+        finally:
+            tracker_.close()
 
 
 #: The child :func:`early` forked, until a job takes it: (the process that forked it, the child, its tracker).
@@ -188,19 +201,12 @@ def early(argv: Sequence[str]) -> Iterator[None]:
     if not can_fork() or not could_track(argv):
         yield
         return
-    # pandas, which MLflow imports and pyarrow imports for the job's tables anyway, imported before the fork: the
-    # child does not import it again (0.25 s of CPU)
-    import pandas  # noqa: F401
-
-    tracker_ = _Tracker()
-    with _child(tracker_, ()) as child:
-        tracker_.forked()
+    with _forked(()) as (child, tracker_):
         _EARLY = (os.getpid(), child, tracker_)
         try:
             yield
         finally:
             _EARLY = None
-            tracker_.close()
 
 
 def _take_early() -> tuple[Aside, _Tracker] | None:
@@ -233,12 +239,6 @@ def mlflow_child(target: Target, close_fds: Sequence[int] = ()) -> Iterator[Asid
         finally:
             child.stop()
         return
-    # pandas, which MLflow imports and pyarrow imports for the job's tables anyway, imported before the fork: the
-    # child does not import it again
-    import pandas  # noqa: F401
-
-    tracker_ = _Tracker()
-    with _child(tracker_, close_fds) as child:
-        tracker_.forked()
+    with _forked(close_fds) as (child, tracker_):
         tracker_.give(target)
         yield child

@@ -52,7 +52,7 @@ def pearson(x: FloatArray, y: FloatArray) -> tuple[float, float]:
     normym = ymax * np.linalg.norm(ym / ymax, ord=2, axis=-1)
     r = float(np.clip(_vecdot(xm / normxm, ym / normym), -1.0, 1.0))
     ab = n / 2 - 1
-    return r, float(2 * special.betaincc(ab, ab, (abs(r) - (-1)) / 2))
+    return r, float(2 * special.betaincc(ab, ab, (abs(r) - (-1)) / 2))  # scipy's beta with loc -1, scale 2
 
 
 def average_ranks(x: FloatArray) -> FloatArray:
