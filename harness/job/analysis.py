@@ -88,18 +88,20 @@ def _additive(variant: Any) -> bool:
     return bool(variant.additive)
 
 
-def _not_additive_note(variant: Any) -> str:
+def _not_additive_note(variant: Any, correlated: bool) -> str:
     """What the report says of a variant that gets no intervals or tests (:func:`_additive`), so that its empty
-    cells are explained where they are read."""
+    cells are explained where they are read; its correlations are named only when the job computes them
+    (``correlated``)."""
     if variant.family == "scores":
         level = "system and segment scores" if variant.has_segments else "system scores only"
         return (f"Metric `{variant.name}` is imported ({variant.options.source}; {level}"
                 + (", negated: its files say lower is better" if variant.options.negated else "")
                 + "): its scores are taken as given, so it has no bootstrap intervals or paired tests between "
-                  "systems; its correlations, accuracies and ranks are computed like every variant's.")
+                  "systems" + ("; its correlations, accuracies and ranks are computed like every variant's."
+                               if correlated else "."))
     return (f"Variant `{variant.name}` (profile {variant.options.profile}) is not a function of summed segment "
             "statistics, so it has no bootstrap intervals and is left out of every test that resamples or permutes "
-            "corpus scores; its point scores and correlations are shown.")
+            f"corpus scores; its point scores{' and correlations' if correlated else ''} are shown.")
 
 
 def resample(spec: JobSpec, cells: list[Cell], progress: Any = None
@@ -112,9 +114,6 @@ def resample(spec: JobSpec, cells: list[Cell], progress: Any = None
     groups: dict[tuple[str, str], list[int]] = {}
     for i, c in enumerate(cells):
         groups.setdefault((c.refset, c.variant.name), []).append(i)
-    for used in {c.variant.name: c.variant for c in cells}.values():
-        if not _additive(used):  # said once per variant, not once per reference set
-            log.info("%s", _not_additive_note(used).replace("`", ""))
     n_systems = max((len(idx) for idx in groups.values()), default=0)
     pair_samples = system_pair_samples(spec, n_systems, "paired tests between systems") if spec.significance \
         else spec.n_samples
@@ -384,7 +383,6 @@ def analyse(spec: JobSpec, inputs: Inputs, statistics: Statistics, experiment: s
     variant_differences: list[VariantDifference] = []
     rankings: list[VariantRank] = []
     dropped: list[str] = []
-    notes = list(inputs.warnings) + [_not_additive_note(v) for v in spec.variants if not _additive(v)]
     if (spec.correlation or spec.paper_protocol) and not inputs.human:
         log.info("no human judgments in this job: no correlations")
     if spec.correlation or spec.paper_protocol:
@@ -400,6 +398,12 @@ def analyse(spec: JobSpec, inputs: Inputs, statistics: Statistics, experiment: s
             dropped += [s for s in left_out if s not in dropped]
             variant_differences += differences_of_kind
             rankings += ranked
+    # what is left out for a variant that gets no intervals or tests, said once per variant, not per reference set;
+    # its correlations named only if the job has some (human scores of 3 systems or more)
+    variant_notes = [_not_additive_note(v, bool(rows)) for v in spec.variants if not _additive(v)]
+    for note in variant_notes:
+        log.info("%s", note.replace("`", ""))
+    notes = list(inputs.warnings) + variant_notes
     if spec.paper_protocol:  # blocks and one reference against all need no human scores
         pc, blocks, agreement = paper_protocol(spec, inputs, cells)
         differences += pc

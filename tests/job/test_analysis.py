@@ -279,7 +279,12 @@ def test_a_variant_without_intervals_or_tests_is_explained_in_the_notes(tmp_path
     assert ("- Variant `nltk` (profile nltk) is not a function of summed segment statistics, so it has no bootstrap "
             "intervals and is left out of every test that resamples or permutes corpus scores") in with_nltk
     assert "Variant `sacrebleu`" not in with_nltk
-    without = report.render(analysed(tmp_path / "b", root, bleu=("sacrebleu", "char")))
+    unjudged = small(tmp_path / "unjudged", seg=False)
+    without = report.render(analysed(tmp_path / "b", unjudged, bleu=("sacrebleu", "nltk")))
+    assert ("- Variant `nltk` (profile nltk) is not a function of summed segment statistics, so it has no bootstrap "
+            "intervals and is left out of every test that resamples or permutes corpus scores; its point scores are "
+            "shown.\n") in without  # no human scores here: no correlations to speak of
+    without = report.render(analysed(tmp_path / "c", root, bleu=("sacrebleu", "char")))
     assert "is not a function of summed segment statistics" not in without
 
 
